@@ -1,0 +1,97 @@
+"""Compare each program with the PyTorch module it reproduces (TAP output).
+
+Each file tests/pytorch/NAME.py names a PROGRAM and yields cases: a module
+written for this book that mirrors the seed module (state_dict() keys
+included, see ../shared/design/interface.md), its inputs, and extra flags.
+For every case: save the module's state_dict() and the inputs with NumPy,
+run `build/bin/PROGRAM --load DIR --dump OUT --quiet FLAGS`, and compare
+OUT/out.npy and OUT/attn.npy with what the module returns, (out, weights).
+
+Run it through tests/pytorch_check.sh, which finds a python3 with NumPy and
+torch, or reports the check as skipped.
+"""
+import glob
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BIN = os.environ.get("ABH_BIN", "build/bin")
+TOL = 1e-5
+
+count = 0
+failed = 0
+
+
+def ok(cond, name, detail=""):
+    global count, failed
+    count += 1
+    print(("ok" if cond else "not ok"), count, "-", name)
+    if not cond:
+        failed += 1
+        if detail:
+            print("  # " + detail)
+
+
+def max_error(got, want):
+    if got.shape != want.shape:
+        return float("inf")
+    # NaN where PyTorch has NaN counts as agreement
+    both_nan = np.isnan(got) & np.isnan(want)
+    diff = np.where(both_nan, 0.0, np.abs(got - want))
+    return float(np.nan_to_num(diff, nan=np.inf).max(initial=0.0))
+
+
+def run_case(program, index, description, net, inputs, flags, root):
+    net.eval()
+    case = os.path.join(root, f"{program}-{index}-in")
+    out = os.path.join(root, f"{program}-{index}-out")
+    os.makedirs(case)
+    for key, t in net.state_dict().items():
+        np.save(os.path.join(case, key + ".npy"), t.numpy())
+    for name, t in inputs.items():
+        np.save(os.path.join(case, name + ".npy"), t.numpy())
+    command = [os.path.join(BIN, program), "--load", case, "--dump", out, "--quiet", *flags]
+    what = " ".join([program, *flags]) + ": " + description
+    r = subprocess.run(command, capture_output=True, text=True)
+    if r.returncode != 0:
+        ok(False, f"{what}: the program runs", r.stderr.strip())
+        return
+    with torch.no_grad():
+        want_out, want_att = net(**inputs)
+    for name, want in (("out", want_out), ("attn", want_att)):
+        got = np.load(os.path.join(out, name + ".npy"))
+        err = max_error(got, want.numpy())
+        ok(err <= TOL, f"{what}: {name}.npy agrees with PyTorch within {TOL}",
+           f"got shape {got.shape}, want {tuple(want.shape)}, max abs error {err:.3g}")
+    for key, t in net.state_dict().items():
+        same = np.array_equal(np.load(os.path.join(out, key + ".npy")), t.numpy())
+        ok(same, f"{what}: the dumped {key} is the loaded one, exactly")
+
+
+def load(path):
+    spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main():
+    print("TAP version 13")
+    torch.manual_seed(0)
+    with tempfile.TemporaryDirectory() as root:
+        for path in sorted(glob.glob(os.path.join(HERE, "pytorch", "*.py"))):
+            cases = load(path)
+            for i, (description, net, inputs, flags) in enumerate(cases.cases()):
+                run_case(cases.PROGRAM, i, description, net, inputs, flags, root)
+    print(f"1..{count}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,328 @@
+/* Tests for chapter 1: SelfAttV1.
+ *
+ * The module's functions come from the tangled chapter itself (TESTING hides
+ * its main); the reference below is a separate plain double-precision loop.
+ * The command-line checks run the real program, build/bin/selfatt_v1 (or
+ * $ABH_BIN/selfatt_v1), as a reader would. */
+#define TESTING
+#include "selfatt_v1.c"
+#include "tap.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- an independent reference, in double precision ---------------------- */
+
+/* out (B, T, D) and att (B, T, T) for SelfAttV1, straight from the formula
+ * softmax(Q K^T / sqrt(D)) V with Q = X Wq^T + bq etc. */
+static void reference(double *out, double *att, const SelfAttV1 *m, const float *x, int B, int T) {
+    int D = m->dim;
+    double *q = calloc((size_t)B * T * D, sizeof *q), *k = calloc((size_t)B * T * D, sizeof *k),
+           *v = calloc((size_t)B * T * D, sizeof *v);
+    for (int r = 0; r < B * T; r++)
+        for (int o = 0; o < D; o++) {
+            double sq = m->query_b.data[o], sk = m->key_b.data[o], sv = m->value_b.data[o];
+            for (int i = 0; i < D; i++) {
+                sq += (double)x[r * D + i] * m->query_w.data[o * D + i];
+                sk += (double)x[r * D + i] * m->key_w.data[o * D + i];
+                sv += (double)x[r * D + i] * m->value_w.data[o * D + i];
+            }
+            q[r * D + o] = sq; k[r * D + o] = sk; v[r * D + o] = sv;
+        }
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            double *row = att + ((long)b * T + t) * T, total = 0;
+            for (int s = 0; s < T; s++) {
+                double dot = 0;
+                for (int i = 0; i < D; i++) dot += q[(b * T + t) * D + i] * k[(b * T + s) * D + i];
+                row[s] = exp(dot / sqrt((double)D));   /* small scores: no max needed */
+                total += row[s];
+            }
+            for (int s = 0; s < T; s++) row[s] /= total;
+            for (int i = 0; i < D; i++) {
+                double acc = 0;
+                for (int s = 0; s < T; s++) acc += row[s] * v[(b * T + s) * D + i];
+                out[(b * T + t) * D + i] = acc;
+            }
+        }
+    free(q); free(k); free(v);
+}
+
+static double max_abs_diff(const float *got, const double *want, long n) {
+    double worst = 0;
+    for (long i = 0; i < n; i++) {
+        double d = fabs(got[i] - want[i]);
+        if (!(d <= worst)) worst = d;   /* NaN counts as worst */
+    }
+    return worst;
+}
+
+/* A module and input made from a seed, with sizes B, T, D. */
+static void make_case(SelfAttV1 *m, Tensor *x, int B, int T, int D, uint64_t seed) {
+    Args a = { .batch = B, .seq = T, .dim = D, .seed = seed };
+    selfatt_v1_make(m, x, &a);
+}
+
+/* ---- running the program -------------------------------------------------- */
+
+static char prog[512];
+
+/* Run `prog args...` with stdout and stderr captured into the given buffers;
+ * return its exit status (or 128 + signal). */
+static int run(char *out, size_t nout, char *err, size_t nerr, const char *const *args) {
+    int po[2], pe[2];
+    if (pipe(po) || pipe(pe)) { perror("pipe"); exit(2); }
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(po[1], 1); dup2(pe[1], 2);
+        close(po[0]); close(pe[0]);
+        const char *argv[32] = { prog };
+        for (int i = 0; args[i] && i < 30; i++) argv[i + 1] = args[i];
+        execv(prog, (char *const *)argv);
+        _exit(127);
+    }
+    close(po[1]); close(pe[1]);
+    size_t no = 0, ne = 0;
+    ssize_t r;
+    /* small outputs: read stderr after stdout; both fit in the pipe buffers */
+    while ((r = read(po[0], out + no, nout - 1 - no)) > 0) no += (size_t)r;
+    while ((r = read(pe[0], err + ne, nerr - 1 - ne)) > 0) ne += (size_t)r;
+    out[no] = err[ne] = 0;
+    close(po[0]); close(pe[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int count_lines(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+/* The program must refuse `args` with exactly one line on stderr containing
+ * `hint`, nothing on stdout, and a non-zero exit. */
+static void refuses(const char *const *args, const char *hint, const char *name) {
+    char out[4096], err[4096];
+    int status = run(out, sizeof out, err, sizeof err, args);
+    int good = status != 0 && status < 128 && out[0] == 0 && count_lines(err) == 1 && strstr(err, hint);
+    ok(good, "%s", name);
+    if (!good) diag("exit %d, stdout '%s', stderr '%s' (wanted one line containing '%s')", status, out, err, hint);
+}
+
+static int file_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static int same_bytes(const char *p1, const char *p2) {
+    FILE *f1 = fopen(p1, "rb"), *f2 = fopen(p2, "rb");
+    int same = f1 && f2;
+    while (same) {
+        int c1 = fgetc(f1), c2 = fgetc(f2);
+        if (c1 != c2) same = 0;
+        if (c1 == EOF || c2 == EOF) break;
+    }
+    if (f1) fclose(f1);
+    if (f2) fclose(f2);
+    return same;
+}
+
+/* ---- the tests ------------------------------------------------------------- */
+
+static void test_against_reference(void) {
+    static const int shapes[][3] = { {3, 2, 4}, {1, 1, 1}, {2, 5, 3}, {2, 9, 16}, {1, 33, 8} };
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        int B = shapes[c][0], T = shapes[c][1], D = shapes[c][2];
+        SelfAttV1 m = {0};
+        Tensor x;
+        make_case(&m, &x, B, T, D, 100 + c);
+        Tensor att = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
+        selfatt_v1_forward(out.data, att.data, &m, x.data, B, T);
+        double *ratt = calloc(att.size, sizeof(double)), *rout = calloc(out.size, sizeof(double));
+        reference(rout, ratt, &m, x.data, B, T);
+        double e_out = max_abs_diff(out.data, rout, out.size);
+        double e_att = max_abs_diff(att.data, ratt, att.size);
+        ok(e_out <= 1e-5, "output matches a double-precision reference for (B, T, D) = (%d, %d, %d)", B, T, D);
+        if (e_out > 1e-5) diag("max abs error %g", e_out);
+        ok(e_att <= 1e-5, "attention weights match the reference for (B, T, D) = (%d, %d, %d)", B, T, D);
+        if (e_att > 1e-5) diag("max abs error %g", e_att);
+        double worst = 0;
+        for (long r = 0; r < (long)B * T; r++) {
+            double sum = 0;
+            for (int s = 0; s < T; s++) sum += att.data[r * T + s];
+            if (fabs(sum - 1) > worst) worst = fabs(sum - 1);
+        }
+        ok(worst <= 1e-6, "every row of attention weights sums to 1 for (B, T, D) = (%d, %d, %d)", B, T, D);
+        if (worst > 1e-6) diag("worst row is off by %g", worst);
+        free(ratt); free(rout);
+        tensor_free(&att); tensor_free(&out); tensor_free(&x);
+        selfatt_v1_free(&m);
+    }
+}
+
+static void test_hand_worked(void) {
+    /* D = 1, T = 2, all weights 1 and biases 0: q = k = v = x. With x = (0, 2):
+     * scores [[0, 0], [0, 4]], so row 0 is uniform and row 1 is softmax(0, 4). */
+    SelfAttV1 m = { .dim = 1 };
+    Tensor *ws[] = { &m.query_w, &m.key_w, &m.value_w }, *bs[] = { &m.query_b, &m.key_b, &m.value_b };
+    for (int i = 0; i < 3; i++) {
+        *ws[i] = tensor_new2(1, 1); ws[i]->data[0] = 1;
+        *bs[i] = tensor_new1(1);
+    }
+    float x[2] = { 0, 2 }, att[4], out[2];
+    selfatt_v1_forward(out, att, &m, x, 1, 2);
+    double e4 = exp(4.0), w1 = e4 / (1 + e4);
+    ok(fabs(att[0] - 0.5) < 1e-7 && fabs(att[1] - 0.5) < 1e-7, "a query orthogonal to every key attends uniformly");
+    ok(fabs(att[3] - w1) < 1e-6 && fabs(att[2] - (1 - w1)) < 1e-6, "a hand-worked 2x2 case gives softmax(0, 4) = (0.018, 0.982)");
+    ok(fabs(out[0] - 1.0) < 1e-6 && fabs(out[1] - 2 * w1) < 1e-6, "the output is the weighted average of the values");
+    selfatt_v1_free(&m);
+}
+
+static void test_permutation(void) {
+    int B = 2, T = 5, D = 6;
+    int perm[5] = { 3, 0, 4, 1, 2 };
+    SelfAttV1 m = {0};
+    Tensor x;
+    make_case(&m, &x, B, T, D, 7);
+    Tensor xp = tensor_new3(B, T, D);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++)
+            memcpy(xp.data + (b * T + t) * D, x.data + (b * T + perm[t]) * D, D * sizeof(float));
+    Tensor att = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
+    Tensor attp = tensor_new3(B, T, T), outp = tensor_new3(B, T, D);
+    selfatt_v1_forward(out.data, att.data, &m, x.data, B, T);
+    selfatt_v1_forward(outp.data, attp.data, &m, xp.data, B, T);
+    double worst = 0, worst_att = 0;
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            for (int i = 0; i < D; i++)
+                worst = fmax(worst, fabs(outp.data[(b * T + t) * D + i] - out.data[(b * T + perm[t]) * D + i]));
+            for (int s = 0; s < T; s++)
+                worst_att = fmax(worst_att, fabs(attp.data[(b * T + t) * T + s] -
+                                                 att.data[(b * T + perm[t]) * T + perm[s]]));
+        }
+    ok(worst <= 1e-6, "permuting the input positions permutes the output rows the same way");
+    if (worst > 1e-6) diag("max abs difference %g", worst);
+    ok(worst_att <= 1e-6, "permuting the input positions permutes the weights' rows and columns");
+    tensor_free(&x); tensor_free(&xp); tensor_free(&att); tensor_free(&out);
+    tensor_free(&attp); tensor_free(&outp);
+    selfatt_v1_free(&m);
+}
+
+static void test_counts(void) {
+    is_int(selfatt_v1_params(4), 60, "SelfAttV1(4) has 60 parameters, as thop printed");
+    is_int(selfatt_v1_macs_thop(3, 2, 4), 288, "SelfAttV1(4) on X (3, 2, 4) costs 288 MACs as thop counts them");
+    is_int(selfatt_v1_macs_all(3, 2, 4), 384, "adding Q @ K^T and weights @ V gives 384 MACs");
+    /* independent count: each nn.Linear(D, D) on B*T rows is B*T*D*D MACs */
+    is_int(selfatt_v1_macs_thop(5, 7, 3), 3L * 5 * 7 * 3 * 3, "thop's count is three layers of B*T*D*D MACs");
+    is_int(selfatt_v1_params(1), 6, "SelfAttV1(1) has 6 parameters");
+}
+
+/* In process: dump a case, load it back, run it again: the same bits. */
+static void test_dump_load(const char *tmp) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/in-process", tmp);
+    SelfAttV1 m = {0}, m2 = {0};
+    Tensor x, x2;
+    make_case(&m, &x, 2, 3, 5, 11);
+    Tensor att = tensor_new3(2, 3, 3), out = tensor_new3(2, 3, 5);
+    selfatt_v1_forward(out.data, att.data, &m, x.data, 2, 3);
+    selfatt_v1_dump(dir, &m, &x, &att, &out);
+    Args a = { .load = dir };
+    selfatt_v1_load(&m2, &x2, &a);
+    ok(a.batch == 2 && a.seq == 3 && a.dim == 5, "loading takes B, T and D from X.npy");
+    Tensor att2 = tensor_new3(2, 3, 3), out2 = tensor_new3(2, 3, 5);
+    selfatt_v1_forward(out2.data, att2.data, &m2, x2.data, 2, 3);
+    ok(memcmp(out.data, out2.data, out.size * sizeof(float)) == 0 &&
+       memcmp(att.data, att2.data, att.size * sizeof(float)) == 0,
+       "a loaded dump computes the same output and weights, bit for bit");
+    tensor_free(&att); tensor_free(&out); tensor_free(&att2); tensor_free(&out2);
+    tensor_free(&x); tensor_free(&x2);
+    selfatt_v1_free(&m); selfatt_v1_free(&m2);
+}
+
+/* selfatt_v1_print writes to stdout, which is the TAP stream here; it is
+ * tested through the program in test_program below. */
+static void (*const print_is_tested_below)(const Tensor *, const Tensor *, const Args *) = selfatt_v1_print;
+
+static void test_program(const char *tmp) {
+    (void)print_is_tested_below;
+    char d1[1024], d2[1024], d3[1024], p1[1100], p2[1100], out[8192], err[4096];
+    snprintf(d1, sizeof d1, "%s/first", tmp);
+    snprintf(d2, sizeof d2, "%s/second", tmp);
+    snprintf(d3, sizeof d3, "%s/never", tmp);
+
+    int status = run(out, sizeof out, err, sizeof err, (const char *const[]){ NULL });
+    ok(status == 0 && strstr(out, "attention_weight: tensor([[[") && strstr(out, "output shape: (3, 2, 4)"),
+       "run without flags, the program prints the weights and the output shape");
+    ok(strstr(out, "parameters: 60\n") && strstr(out, "(nn.Linear only): 288\n"),
+       "the default run prints 60 parameters and 288 MACs");
+    run(out, sizeof out, err, sizeof err, (const char *const[]){ "--quiet", NULL });
+    ok(out[0] == 0 && err[0] == 0, "--quiet prints nothing");
+    status = run(out, sizeof out, err, sizeof err, (const char *const[]){ "--help", NULL });
+    ok(status == 0 && strstr(out, "--load"), "--help prints the usage and exits 0");
+
+    status = run(out, sizeof out, err, sizeof err,
+                 (const char *const[]){ "--batch", "2", "--seq", "5", "--dim", "3", "--quiet", "--dump", d1, NULL });
+    ok(status == 0, "--dump writes a case");
+    status = run(out, sizeof out, err, sizeof err, (const char *const[]){ "--load", d1, "--dump", d2, "--quiet", NULL });
+    ok(status == 0, "--load reads a dumped case back");
+    const char *files[] = { "out", "attn", "X", "query_proj.weight", "query_proj.bias", "key_proj.weight",
+                            "key_proj.bias", "value_proj.weight", "value_proj.bias" };
+    int all_same = 1;
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(p1, sizeof p1, "%s/%s.npy", d1, files[i]);
+        snprintf(p2, sizeof p2, "%s/%s.npy", d2, files[i]);
+        if (!same_bytes(p1, p2)) { all_same = 0; diag("%s differs", files[i]); }
+    }
+    ok(all_same, "--load of a --dump reproduces every file byte for byte");
+
+    refuses((const char *const[]){ "--frobnicate", NULL }, "--frobnicate", "an unknown flag is refused");
+    refuses((const char *const[]){ "--heads", "2", NULL }, "--heads", "--heads is refused: SelfAttV1 has no heads");
+    refuses((const char *const[]){ "--causal", NULL }, "--causal", "--causal is refused: SelfAttV1 takes no mask");
+    refuses((const char *const[]){ "--dim", "0", NULL }, "--dim", "a zero size is refused");
+    refuses((const char *const[]){ "--seq", "-3", NULL }, "--seq", "a negative size is refused");
+    refuses((const char *const[]){ "--batch", "two", NULL }, "--batch", "a size that is not a number is refused");
+    refuses((const char *const[]){ "--dim", "4x", NULL }, "--dim", "a size with trailing junk is refused");
+    refuses((const char *const[]){ "--dim", NULL }, "--dim", "a flag missing its value is refused");
+    refuses((const char *const[]){ "--load", d3, "--dump", d3, NULL }, "X.npy", "a missing --load directory is refused");
+    ok(!file_exists(d3), "a refused run writes nothing to --dump");
+    refuses((const char *const[]){ "--load", d1, "--dim", "4", NULL }, "--dim",
+            "a --dim that disagrees with the loaded X is refused");
+
+    /* a weight of the wrong shape: (3, 3) written over a (D, D) = (3, 3)? use (2, 3) */
+    snprintf(p1, sizeof p1, "%s/key_proj.weight.npy", d1);
+    Tensor bad = tensor_new2(2, 3);
+    npy_save(p1, &bad);
+    tensor_free(&bad);
+    refuses((const char *const[]){ "--load", d1, NULL }, "key_proj.weight", "a weight of the wrong shape is refused, naming the file");
+    snprintf(p1, sizeof p1, "%s/value_proj.bias.npy", d1);
+    remove(p1);
+    snprintf(p2, sizeof p2, "%s/key_proj.weight.npy", d2);
+    snprintf(p1, sizeof p1, "%s/key_proj.weight.npy", d1);
+    rename(p2, p1);
+    refuses((const char *const[]){ "--load", d1, NULL }, "value_proj.bias", "a missing parameter file is refused, naming it");
+}
+
+int main(void) {
+    const char *bin = getenv("ABH_BIN");
+    snprintf(prog, sizeof prog, "%s/selfatt_v1", bin && *bin ? bin : "build/bin");
+    char tmp[] = "/tmp/abh-selfatt-v1-XXXXXX";
+    if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
+
+    test_against_reference();
+    test_hand_worked();
+    test_permutation();
+    test_counts();
+    test_dump_load(tmp);
+    test_program(tmp);
+
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (system(cmd) != 0) diag("could not remove %s", tmp);
+    done_testing();
+    return exit_status();
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env lua5.4
+-- transcripts_test.lua: the book never lies about what its programs print.
+--
+-- Every ```console block in chapters/*.md is a shell session: lines that
+-- start with "$ " are commands, the lines after them are what they print.
+-- Each command that runs one of the book's programs (build/bin/NAME ...) is
+-- run again, from the top of the repository, and its output must equal the
+-- chapter's, line for line. Other commands (make, python3 ...) are left alone.
+-- $ABH_BIN replaces build/bin, so `make test MODE=debug` checks the debug build.
+--
+--   lua5.4 tests/transcripts_test.lua [CHAPTER.md ...]     (TAP on stdout)
+
+local bin = os.getenv("ABH_BIN") or "build/bin"
+
+-- ---------------------------------------------------------------------------
+-- reading sessions
+
+-- Returns a list of {chapter, line, command, expected} for every program run.
+local function sessions(path)
+  local found, inside, current, n = {}, false, nil, 0
+  for text in io.lines(path) do
+    n = n + 1
+    text = text:gsub("\r$", "")
+    if not inside and text:match("^```console%s*$") then
+      inside = true
+    elseif inside and text:match("^```%s*$") then
+      inside, current = false, nil
+    elseif inside then
+      local command = text:match("^%$ (.*)$")
+      if command then
+        current = nil
+        if command:match("^build/bin/") then
+          current = { chapter = path, line = n, command = command, expected = {} }
+          found[#found + 1] = current
+        end
+      elseif current then
+        current.expected[#current.expected + 1] = text
+      end
+    end
+  end
+  return found
+end
+
+-- Runs a command (build/bin replaced by $ABH_BIN); returns its stdout lines
+-- and whether it exited 0.
+local function run(command)
+  local pipe = assert(io.popen(bin .. command:sub(#"build/bin" + 1) .. " 2>&1"))
+  local lines = {}
+  for text in pipe:lines() do lines[#lines + 1] = text end
+  local ok = pipe:close()
+  return lines, ok
+end
+
+-- The first line where two lists differ, or nil when they are equal.
+local function first_difference(got, want)
+  for i = 1, math.max(#got, #want) do
+    if got[i] ~= want[i] then return i end
+  end
+end
+
+-- ---------------------------------------------------------------------------
+-- main
+
+local chapters = { ... }
+if #chapters == 0 then
+  local ls = assert(io.popen("ls chapters/*.md"))
+  for path in ls:lines() do chapters[#chapters + 1] = path end
+  ls:close()
+end
+
+print("TAP version 13")
+local count, failed = 0, 0
+for _, chapter in ipairs(chapters) do
+  for _, s in ipairs(sessions(chapter)) do
+    local got, exited_ok = run(s.command)
+    local i = first_difference(got, s.expected)
+    count = count + 1
+    local name = string.format("%s:%d: `%s` prints what the chapter shows", s.chapter, s.line, s.command)
+    if exited_ok and not i then
+      print("ok " .. count .. " - " .. name)
+    else
+      failed = failed + 1
+      print("not ok " .. count .. " - " .. name)
+      if not exited_ok then print("#   the command failed") end
+      if i then
+        print(string.format("#   first difference at output line %d", i))
+        print("#   chapter: " .. tostring(s.expected[i]))
+        print("#   program: " .. tostring(got[i]))
+      end
+    end
+  end
+end
+print("1.." .. count)
+os.exit(failed == 0 and 0 or 1)
