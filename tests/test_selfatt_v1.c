@@ -7,11 +7,9 @@
 #define TESTING
 #include "selfatt_v1.c"
 #include "tap.h"
+#include "run.h"
 
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 /* ---- an independent reference, in double precision ---------------------- */
 
@@ -63,71 +61,6 @@ static double max_abs_diff(const float *got, const double *want, long n) {
 static void make_case(SelfAttV1 *m, Tensor *x, int B, int T, int D, uint64_t seed) {
     Args a = { .batch = B, .seq = T, .dim = D, .seed = seed };
     selfatt_v1_make(m, x, &a);
-}
-
-/* ---- running the program -------------------------------------------------- */
-
-static char prog[512];
-
-/* Run `prog args...` with stdout and stderr captured into the given buffers;
- * return its exit status (or 128 + signal). */
-static int run(char *out, size_t nout, char *err, size_t nerr, const char *const *args) {
-    int po[2], pe[2];
-    if (pipe(po) || pipe(pe)) { perror("pipe"); exit(2); }
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(po[1], 1); dup2(pe[1], 2);
-        close(po[0]); close(pe[0]);
-        const char *argv[32] = { prog };
-        for (int i = 0; args[i] && i < 30; i++) argv[i + 1] = args[i];
-        execv(prog, (char *const *)argv);
-        _exit(127);
-    }
-    close(po[1]); close(pe[1]);
-    size_t no = 0, ne = 0;
-    ssize_t r;
-    /* small outputs: read stderr after stdout; both fit in the pipe buffers */
-    while ((r = read(po[0], out + no, nout - 1 - no)) > 0) no += (size_t)r;
-    while ((r = read(pe[0], err + ne, nerr - 1 - ne)) > 0) ne += (size_t)r;
-    out[no] = err[ne] = 0;
-    close(po[0]); close(pe[0]);
-    int status;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-static int count_lines(const char *s) {
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
-
-/* The program must refuse `args` with exactly one line on stderr containing
- * `hint`, nothing on stdout, and a non-zero exit. */
-static void refuses(const char *const *args, const char *hint, const char *name) {
-    char out[4096], err[4096];
-    int status = run(out, sizeof out, err, sizeof err, args);
-    int good = status != 0 && status < 128 && out[0] == 0 && count_lines(err) == 1 && strstr(err, hint);
-    ok(good, "%s", name);
-    if (!good) diag("exit %d, stdout '%s', stderr '%s' (wanted one line containing '%s')", status, out, err, hint);
-}
-
-static int file_exists(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
-static int same_bytes(const char *p1, const char *p2) {
-    FILE *f1 = fopen(p1, "rb"), *f2 = fopen(p2, "rb");
-    int same = f1 && f2;
-    while (same) {
-        int c1 = fgetc(f1), c2 = fgetc(f2);
-        if (c1 != c2) same = 0;
-        if (c1 == EOF || c2 == EOF) break;
-    }
-    if (f1) fclose(f1);
-    if (f2) fclose(f2);
-    return same;
 }
 
 /* ---- the tests ------------------------------------------------------------- */
@@ -248,6 +181,8 @@ static void test_dump_load(const char *tmp) {
  * tested through the program in test_program below. */
 static void (*const print_is_tested_below)(const Tensor *, const Tensor *, const Args *) = selfatt_v1_print;
 
+static const char *prog;   /* the program, build/bin/selfatt_v1 */
+
 static void test_program(const char *tmp) {
     (void)print_is_tested_below;
     char d1[1024], d2[1024], d3[1024], p1[1100], p2[1100], out[8192], err[4096];
@@ -255,20 +190,21 @@ static void test_program(const char *tmp) {
     snprintf(d2, sizeof d2, "%s/second", tmp);
     snprintf(d3, sizeof d3, "%s/never", tmp);
 
-    int status = run(out, sizeof out, err, sizeof err, (const char *const[]){ NULL });
+    int status = run_program(prog, NO_ARGS, out, sizeof out, err, sizeof err);
     ok(status == 0 && strstr(out, "attention_weight: tensor([[[") && strstr(out, "output shape: (3, 2, 4)"),
        "run without flags, the program prints the weights and the output shape");
     ok(strstr(out, "parameters: 60\n") && strstr(out, "(nn.Linear only): 288\n"),
        "the default run prints 60 parameters and 288 MACs");
-    run(out, sizeof out, err, sizeof err, (const char *const[]){ "--quiet", NULL });
+    run_program(prog, ARGS("--quiet"), out, sizeof out, err, sizeof err);
     ok(out[0] == 0 && err[0] == 0, "--quiet prints nothing");
-    status = run(out, sizeof out, err, sizeof err, (const char *const[]){ "--help", NULL });
+    status = run_program(prog, ARGS("--help"), out, sizeof out, err, sizeof err);
     ok(status == 0 && strstr(out, "--load"), "--help prints the usage and exits 0");
 
-    status = run(out, sizeof out, err, sizeof err,
-                 (const char *const[]){ "--batch", "2", "--seq", "5", "--dim", "3", "--quiet", "--dump", d1, NULL });
+    status = run_program(prog, ARGS("--batch", "2", "--seq", "5", "--dim", "3", "--quiet", "--dump", d1),
+                         out, sizeof out, err, sizeof err);
     ok(status == 0, "--dump writes a case");
-    status = run(out, sizeof out, err, sizeof err, (const char *const[]){ "--load", d1, "--dump", d2, "--quiet", NULL });
+    status = run_program(prog, ARGS("--load", d1, "--dump", d2, "--quiet"),
+                         out, sizeof out, err, sizeof err);
     ok(status == 0, "--load reads a dumped case back");
     const char *files[] = { "out", "attn", "X", "query_proj.weight", "query_proj.bias", "key_proj.weight",
                             "key_proj.bias", "value_proj.weight", "value_proj.bias" };
@@ -276,40 +212,39 @@ static void test_program(const char *tmp) {
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         snprintf(p1, sizeof p1, "%s/%s.npy", d1, files[i]);
         snprintf(p2, sizeof p2, "%s/%s.npy", d2, files[i]);
-        if (!same_bytes(p1, p2)) { all_same = 0; diag("%s differs", files[i]); }
+        if (!same_file(p1, p2)) { all_same = 0; diag("%s differs", files[i]); }
     }
     ok(all_same, "--load of a --dump reproduces every file byte for byte");
 
-    refuses((const char *const[]){ "--frobnicate", NULL }, "--frobnicate", "an unknown flag is refused");
-    refuses((const char *const[]){ "--heads", "2", NULL }, "--heads", "--heads is refused: SelfAttV1 has no heads");
-    refuses((const char *const[]){ "--causal", NULL }, "--causal", "--causal is refused: SelfAttV1 takes no mask");
-    refuses((const char *const[]){ "--dim", "0", NULL }, "--dim", "a zero size is refused");
-    refuses((const char *const[]){ "--seq", "-3", NULL }, "--seq", "a negative size is refused");
-    refuses((const char *const[]){ "--batch", "two", NULL }, "--batch", "a size that is not a number is refused");
-    refuses((const char *const[]){ "--dim", "4x", NULL }, "--dim", "a size with trailing junk is refused");
-    refuses((const char *const[]){ "--dim", NULL }, "--dim", "a flag missing its value is refused");
-    refuses((const char *const[]){ "--load", d3, "--dump", d3, NULL }, "X.npy", "a missing --load directory is refused");
+    refuses(prog, ARGS("--frobnicate"), "--frobnicate", "an unknown flag is refused");
+    refuses(prog, ARGS("--heads", "2"), "--heads", "--heads is refused: SelfAttV1 has no heads");
+    refuses(prog, ARGS("--causal"), "--causal", "--causal is refused: SelfAttV1 takes no mask");
+    refuses(prog, ARGS("--dim", "0"), "--dim", "a zero size is refused");
+    refuses(prog, ARGS("--seq", "-3"), "--seq", "a negative size is refused");
+    refuses(prog, ARGS("--batch", "two"), "--batch", "a size that is not a number is refused");
+    refuses(prog, ARGS("--dim", "4x"), "--dim", "a size with trailing junk is refused");
+    refuses(prog, ARGS("--dim"), "--dim", "a flag missing its value is refused");
+    refuses(prog, ARGS("--load", d3, "--dump", d3), "X.npy", "a missing --load directory is refused");
     ok(!file_exists(d3), "a refused run writes nothing to --dump");
-    refuses((const char *const[]){ "--load", d1, "--dim", "4", NULL }, "--dim",
+    refuses(prog, ARGS("--load", d1, "--dim", "4"), "--dim",
             "a --dim that disagrees with the loaded X is refused");
 
-    /* a weight of the wrong shape: (3, 3) written over a (D, D) = (3, 3)? use (2, 3) */
+    /* a weight of the wrong shape: (2, 3) where (D, D) = (3, 3) belongs */
     snprintf(p1, sizeof p1, "%s/key_proj.weight.npy", d1);
     Tensor bad = tensor_new2(2, 3);
     npy_save(p1, &bad);
     tensor_free(&bad);
-    refuses((const char *const[]){ "--load", d1, NULL }, "key_proj.weight", "a weight of the wrong shape is refused, naming the file");
+    refuses(prog, ARGS("--load", d1), "key_proj.weight", "a weight of the wrong shape is refused, naming the file");
     snprintf(p1, sizeof p1, "%s/value_proj.bias.npy", d1);
     remove(p1);
     snprintf(p2, sizeof p2, "%s/key_proj.weight.npy", d2);
     snprintf(p1, sizeof p1, "%s/key_proj.weight.npy", d1);
     rename(p2, p1);
-    refuses((const char *const[]){ "--load", d1, NULL }, "value_proj.bias", "a missing parameter file is refused, naming it");
+    refuses(prog, ARGS("--load", d1), "value_proj.bias", "a missing parameter file is refused, naming it");
 }
 
 int main(void) {
-    const char *bin = getenv("ABH_BIN");
-    snprintf(prog, sizeof prog, "%s/selfatt_v1", bin && *bin ? bin : "build/bin");
+    prog = program_path("selfatt_v1");
     char tmp[] = "/tmp/abh-selfatt-v1-XXXXXX";
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
 
@@ -320,9 +255,7 @@ int main(void) {
     test_dump_load(tmp);
     test_program(tmp);
 
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    if (system(cmd) != 0) diag("could not remove %s", tmp);
+    remove_tree(tmp);
     done_testing();
     return exit_status();
 }

@@ -1,0 +1,131 @@
+/* run.h: run a chapter's program as a reader would, for the tests.
+ *
+ *   program_path(name)             $ABH_BIN/NAME, or build/bin/NAME
+ *   run_program(path, args, out, nout, err, nerr)
+ *                                  run it with args (NULL-terminated), capture
+ *                                  stdout and stderr; returns its exit status,
+ *                                  or 128 + the signal that killed it
+ *   ARGS("--dim", "4")             a NULL-terminated argument list
+ *   refuses(path, args, part, fmt, ...)
+ *                                  one TAP test: the program exits 1..127 with
+ *                                  nothing on stdout and exactly one line on
+ *                                  stderr, containing part
+ *   same_file(p1, p2), file_exists(path), remove_tree(dir)
+ *
+ * Include after tap.h. Header-only, every function static. */
+#ifndef RUN_H
+#define RUN_H
+
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define RUN_FN static __attribute__((unused))
+
+/* A program's arguments: ARGS("--dim", "4") is a NULL-terminated list. */
+#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define NO_ARGS ((const char *const[]){ NULL })
+
+/* $ABH_BIN/NAME (make exports ABH_BIN: build/bin, or build/debug/bin). */
+RUN_FN const char *program_path(const char *name) {
+    static char path[1024];
+    const char *bin = getenv("ABH_BIN");
+    snprintf(path, sizeof path, "%s/%s", bin && *bin ? bin : "build/bin", name);
+    return path;
+}
+
+/* Read both pipes until both close, so neither can fill up and block the child. */
+static void run_drain(int fo, char *out, size_t nout, int fe, char *err, size_t nerr) {
+    size_t no = 0, ne = 0;
+    struct pollfd fds[2] = { { fo, POLLIN, 0 }, { fe, POLLIN, 0 } };
+    int open_fds = 2;
+    while (open_fds > 0 && poll(fds, 2, -1) > 0) {
+        for (int i = 0; i < 2; i++) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+            char *buf = i ? err : out;
+            size_t *n = i ? &ne : &no, cap = i ? nerr : nout;
+            char sink[4096];
+            ssize_t r = *n + 1 < cap ? read(fds[i].fd, buf + *n, cap - 1 - *n) : read(fds[i].fd, sink, sizeof sink);
+            if (r <= 0) { fds[i].fd = -1; open_fds--; }
+            else if (*n + 1 < cap) *n += (size_t)r;
+        }
+    }
+    out[no] = 0;
+    err[ne] = 0;
+}
+
+RUN_FN int run_program(const char *path, const char *const *args, char *out, size_t nout, char *err, size_t nerr) {
+    int po[2], pe[2];
+    if (pipe(po) || pipe(pe)) { perror("pipe"); exit(2); }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) { perror("fork"); exit(2); }
+    if (pid == 0) {
+        dup2(po[1], 1); dup2(pe[1], 2);
+        close(po[0]); close(pe[0]); close(po[1]); close(pe[1]);
+        const char *argv[64] = { path };
+        for (int i = 0; args[i] && i < 62; i++) argv[i + 1] = args[i];
+        execv(path, (char *const *)argv);
+        _exit(127);
+    }
+    close(po[1]); close(pe[1]);
+    run_drain(po[0], out, nout, pe[0], err, nerr);
+    close(po[0]); close(pe[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int run_count_lines(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+/* One test: `path args` is refused with one clear line containing `part`. */
+#define refuses(path, args, part, ...) run_refuses((path), (args), (part), __FILE__, __LINE__, __VA_ARGS__)
+RUN_FN TAP_PRINTF(6, 7) int run_refuses(const char *path, const char *const *args, const char *part,
+                                        const char *file, int line, const char *fmt, ...) {
+    char out[8192], err[8192], name[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    int status = run_program(path, args, out, sizeof out, err, sizeof err);
+    int good = status > 0 && status < 128 && out[0] == 0 && run_count_lines(err) == 1 && strstr(err, part);
+    tap_ok(good, file, line, "%s", name);
+    if (!good) diag("exit %d; stdout '%s'; stderr '%s'; wanted one line containing '%s'", status, out, err, part);
+    return good;
+}
+
+RUN_FN int file_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* 1 when both files can be read and hold the same bytes. */
+RUN_FN int same_file(const char *p1, const char *p2) {
+    FILE *f1 = fopen(p1, "rb"), *f2 = fopen(p2, "rb");
+    int same = f1 && f2;
+    while (same) {
+        int c1 = fgetc(f1), c2 = fgetc(f2);
+        if (c1 != c2) same = 0;
+        if (c1 == EOF || c2 == EOF) break;
+    }
+    if (f1) fclose(f1);
+    if (f2) fclose(f2);
+    return same;
+}
+
+/* rm -rf DIR, for a test's own temporary directory. */
+RUN_FN void remove_tree(const char *dir) {
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) diag("could not remove %s", dir);
+}
+
+#endif
