@@ -16,7 +16,7 @@ endif
 
 # The chapters, in book order, and the programs they build.
 CHAPTERS := $(sort $(wildcard chapters/*.md))
-PROGRAMS := selfatt_v1
+PROGRAMS := selfatt_v1 selfatt_v2
 TESTS    := tensor $(PROGRAMS)
 # Tests that are scripts: the tangler, the chapters' shell sessions, PyTorch.
 SCRIPT_TESTS := tests/tangle_test.lua tests/transcripts_test.lua tests/pytorch_check.sh
@@ -135,3 +135,9 @@ figures/selfatt_v1.svg: FIG_RUN = selfatt_v1 --batch 1 --seq 6 --dim 8 --seed 3
 figures/selfatt_v1.svg: FIG_PICK = 0
 figures/selfatt_v1.svg: FIG_HEADING = SelfAttV1 attention weights, one sequence (T = 6, D = 8)
 figures/selfatt_v1.svg: FIG_TITLES = selfatt_v1 --batch 1 --seq 6 --dim 8 --seed 3
+
+figures/selfatt_v2.svg: $(BIN)/selfatt_v2
+figures/selfatt_v2.svg: FIG_RUN = selfatt_v2 --batch 1 --seq 6 --dim 8 --seed 3
+figures/selfatt_v2.svg: FIG_PICK = 0
+figures/selfatt_v2.svg: FIG_HEADING = SelfAttV2 attention weights, one sequence (T = 6, D = 8)
+figures/selfatt_v2.svg: FIG_TITLES = selfatt_v2 --batch 1 --seq 6 --dim 8 --seed 3

@@ -1,0 +1,212 @@
+/* Tests for chapter 2: SelfAttV2, the fused QKV projection.
+ *
+ * Both programs are included (TESTING hides their mains), so that V2 can be
+ * checked against V1 in the special case where they must agree. The
+ * reference below is a separate double-precision loop. */
+#define TESTING
+#include "selfatt_v1.c"
+#include "selfatt_v2.c"
+#include "tap.h"
+#include "run.h"
+
+/* ---- an independent reference, in double precision ---------------------- */
+
+/* out (B, T, D) and att (B, T, T) for SelfAttV2: qkv = X W^T + b, split
+ * into q, k, v by columns, softmax(q k^T / sqrt(D)) v, then output_proj. */
+static void reference(double *out, double *att, const SelfAttV2 *m, const float *x, int B, int T) {
+    int D = m->dim;
+    double *qkv = calloc((size_t)B * T * 3 * D, sizeof *qkv), *mid = calloc((size_t)B * T * D, sizeof *mid);
+    for (int r = 0; r < B * T; r++)
+        for (int o = 0; o < 3 * D; o++) {
+            double acc = m->proj_b.data[o];
+            for (int i = 0; i < D; i++) acc += (double)x[r * D + i] * m->proj_w.data[o * D + i];
+            qkv[r * 3 * D + o] = acc;
+        }
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            const double *q = qkv + (b * T + t) * 3 * D;            /* columns [0, D) */
+            double *row = att + ((long)b * T + t) * T, total = 0;
+            for (int s = 0; s < T; s++) {
+                const double *k = qkv + (b * T + s) * 3 * D + D;    /* columns [D, 2D) */
+                double dot = 0;
+                for (int i = 0; i < D; i++) dot += q[i] * k[i];
+                row[s] = exp(dot / sqrt((double)D));
+                total += row[s];
+            }
+            for (int s = 0; s < T; s++) row[s] /= total;
+            for (int i = 0; i < D; i++) {
+                double acc = 0;
+                for (int s = 0; s < T; s++) acc += row[s] * qkv[(b * T + s) * 3 * D + 2 * D + i];
+                mid[(b * T + t) * D + i] = acc;
+            }
+        }
+    for (int r = 0; r < B * T; r++)
+        for (int o = 0; o < D; o++) {
+            double acc = m->out_b.data[o];
+            for (int i = 0; i < D; i++) acc += mid[r * D + i] * m->out_w.data[o * D + i];
+            out[r * D + o] = acc;
+        }
+    free(qkv); free(mid);
+}
+
+static double max_abs_diff(const float *got, const double *want, long n) {
+    double worst = 0;
+    for (long i = 0; i < n; i++) {
+        double d = fabs(got[i] - want[i]);
+        if (!(d <= worst)) worst = d;   /* NaN counts as worst */
+    }
+    return worst;
+}
+
+static void make_v2(SelfAttV2 *m, Tensor *x, int B, int T, int D, uint64_t seed) {
+    Args a = { .batch = B, .seq = T, .dim = D, .seed = seed };
+    selfatt_v2_make(m, x, &a);
+}
+
+/* ---- the tests ------------------------------------------------------------- */
+
+static void test_against_reference(void) {
+    static const int shapes[][3] = { {3, 2, 4}, {1, 1, 1}, {2, 5, 3}, {2, 9, 16}, {1, 33, 8} };
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        int B = shapes[c][0], T = shapes[c][1], D = shapes[c][2];
+        SelfAttV2 m = {0};
+        Tensor x;
+        make_v2(&m, &x, B, T, D, 200 + c);
+        Tensor att = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
+        selfatt_v2_forward(out.data, att.data, &m, x.data, B, T);
+        double *ratt = calloc(att.size, sizeof(double)), *rout = calloc(out.size, sizeof(double));
+        reference(rout, ratt, &m, x.data, B, T);
+        double e_out = max_abs_diff(out.data, rout, out.size), e_att = max_abs_diff(att.data, ratt, att.size);
+        ok(e_out <= 1e-5, "output matches a double-precision reference for (B, T, D) = (%d, %d, %d)", B, T, D);
+        if (e_out > 1e-5) diag("max abs error %g", e_out);
+        ok(e_att <= 1e-5, "attention weights match the reference for (B, T, D) = (%d, %d, %d)", B, T, D);
+        if (e_att > 1e-5) diag("max abs error %g", e_att);
+        free(ratt); free(rout);
+        tensor_free(&att); tensor_free(&out); tensor_free(&x);
+        selfatt_v2_free(&m);
+    }
+}
+
+/* V2 whose proj stacks V1's query, key and value weights (in that order) and
+ * whose output_proj is the identity with zero bias computes exactly V1. */
+static void v2_from_v1(SelfAttV2 *m2, const SelfAttV1 *m1, int swap_qk) {
+    int D = m1->dim;
+    const Tensor *w[3] = { &m1->query_w, &m1->key_w, &m1->value_w };
+    const Tensor *b[3] = { &m1->query_b, &m1->key_b, &m1->value_b };
+    if (swap_qk) { const Tensor *t = w[0]; w[0] = w[1]; w[1] = t; t = b[0]; b[0] = b[1]; b[1] = t; }
+    m2->dim = D;
+    m2->proj_w = tensor_new2(3 * D, D);
+    m2->proj_b = tensor_new1(3 * D);
+    for (int p = 0; p < 3; p++) {
+        memcpy(m2->proj_w.data + (long)p * D * D, w[p]->data, (size_t)D * D * sizeof(float));
+        memcpy(m2->proj_b.data + (long)p * D, b[p]->data, (size_t)D * sizeof(float));
+    }
+    m2->out_w = tensor_new2(D, D);
+    m2->out_b = tensor_new1(D);                /* zeroed */
+    for (int i = 0; i < D; i++) m2->out_w.data[i * D + i] = 1.0f;
+}
+
+static void test_reduces_to_v1(void) {
+    static const int shapes[][3] = { {3, 2, 4}, {2, 7, 5}, {1, 16, 32} };
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        int B = shapes[c][0], T = shapes[c][1], D = shapes[c][2];
+        SelfAttV1 m1 = {0};
+        SelfAttV2 m2 = {0};
+        Tensor x;
+        Args a = { .batch = B, .seq = T, .dim = D, .seed = 300 + c };
+        selfatt_v1_make(&m1, &x, &a);
+        v2_from_v1(&m2, &m1, 0);
+        Tensor att1 = tensor_new3(B, T, T), out1 = tensor_new3(B, T, D);
+        Tensor att2 = tensor_new3(B, T, T), out2 = tensor_new3(B, T, D);
+        selfatt_v1_forward(out1.data, att1.data, &m1, x.data, B, T);
+        selfatt_v2_forward(out2.data, att2.data, &m2, x.data, B, T);
+        ok(memcmp(att1.data, att2.data, att1.size * sizeof(float)) == 0,
+           "with V1's weights stacked, V2's weights equal V1's bit for bit, (B, T, D) = (%d, %d, %d)", B, T, D);
+        ok(memcmp(out1.data, out2.data, out1.size * sizeof(float)) == 0,
+           "with V1's weights stacked and an identity output_proj, V2's output equals V1's bit for bit, (%d, %d, %d)",
+           B, T, D);
+        if (c == 0) {
+            /* the split order matters: keys first gives the transposed scores */
+            SelfAttV2 swapped = {0};
+            v2_from_v1(&swapped, &m1, 1);
+            selfatt_v2_forward(out2.data, att2.data, &swapped, x.data, B, T);
+            ok(memcmp(att1.data, att2.data, att1.size * sizeof(float)) != 0,
+               "stacking keys before queries gives different weights: the split order is part of the weight");
+            selfatt_v2_free(&swapped);
+        }
+        tensor_free(&att1); tensor_free(&out1); tensor_free(&att2); tensor_free(&out2); tensor_free(&x);
+        selfatt_v1_free(&m1); selfatt_v2_free(&m2);
+    }
+}
+
+static void test_counts(void) {
+    is_int(selfatt_v2_params(4), 80, "SelfAttV2(4) has 80 parameters, as thop printed");
+    is_int(selfatt_v2_macs_thop(3, 2, 4), 384, "SelfAttV2(4) on X (3, 2, 4) costs 384 MACs as thop counts them");
+    is_int(selfatt_v2_macs_all(3, 2, 4), 480, "adding Q @ K^T and weights @ V gives 480 MACs");
+    /* independent: proj is B*T*(3D)*D MACs, output_proj B*T*D*D */
+    is_int(selfatt_v2_macs_thop(5, 7, 3), 5L * 7 * 3 * 3 * 3 + 5L * 7 * 3 * 3, "thop's count is proj's B*T*3D*D plus output_proj's B*T*D*D");
+    is_int(selfatt_v2_params(4) - selfatt_v1_params(4), 20, "V2 has one more (D, D) layer than V1: 20 parameters more at D = 4");
+}
+
+static const char *prog;
+
+static void test_program(const char *tmp) {
+    char d1[1024], d2[1024], p1[1100], p2[1100], out[8192], err[4096];
+    snprintf(d1, sizeof d1, "%s/first", tmp);
+    snprintf(d2, sizeof d2, "%s/second", tmp);
+
+    int status = run_program(prog, NO_ARGS, out, sizeof out, err, sizeof err);
+    ok(status == 0 && strstr(out, "attention_weight: tensor([[[") && strstr(out, "parameters: 80\n") &&
+       strstr(out, "(nn.Linear only): 384\n"), "run without flags, the program prints the weights, 80 parameters and 384 MACs");
+    status = run_program(prog, ARGS("--batch", "2", "--seq", "5", "--dim", "3", "--quiet", "--dump", d1),
+                         out, sizeof out, err, sizeof err);
+    ok(status == 0, "--dump writes a case");
+    status = run_program(prog, ARGS("--load", d1, "--dump", d2, "--quiet"), out, sizeof out, err, sizeof err);
+    ok(status == 0, "--load reads a dumped case back");
+    const char *files[] = { "out", "attn", "X", "proj.weight", "proj.bias", "output_proj.weight", "output_proj.bias" };
+    int all_same = 1;
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(p1, sizeof p1, "%s/%s.npy", d1, files[i]);
+        snprintf(p2, sizeof p2, "%s/%s.npy", d2, files[i]);
+        if (!same_file(p1, p2)) { all_same = 0; diag("%s differs", files[i]); }
+    }
+    ok(all_same, "--load of a --dump reproduces every file byte for byte");
+
+    refuses(prog, ARGS("--heads", "2"), "--heads", "--heads is refused: SelfAttV2 has no heads");
+    refuses(prog, ARGS("--train"), "--train", "--train is refused: SelfAttV2 has no dropout");
+    /* a fused weight stored the other way round, (D, 3D), is refused by name */
+    snprintf(p1, sizeof p1, "%s/proj.weight.npy", d1);
+    Tensor t = tensor_new2(3, 9);
+    npy_save(p1, &t);
+    tensor_free(&t);
+    refuses(prog, ARGS("--load", d1), "proj.weight", "a transposed fused weight (D, 3D) is refused, naming the file");
+    snprintf(p2, sizeof p2, "%s/proj.weight.npy", d2);
+    rename(p2, p1);
+    snprintf(p1, sizeof p1, "%s/output_proj.bias.npy", d1);
+    remove(p1);
+    refuses(prog, ARGS("--load", d1), "output_proj.bias", "a missing output_proj.bias is refused, naming it");
+}
+
+static void (*const print_is_tested_through_the_program)(const Tensor *, const Tensor *, const Args *) = selfatt_v2_print;
+static void (*const v1_print_unused_here)(const Tensor *, const Tensor *, const Args *) = selfatt_v1_print;
+
+int main(void) {
+    (void)print_is_tested_through_the_program;
+    (void)v1_print_unused_here;
+    (void)selfatt_v1_load;
+    (void)selfatt_v1_dump;
+    (void)selfatt_v2_load;
+    (void)selfatt_v2_dump;
+    prog = program_path("selfatt_v2");
+    char tmp[] = "/tmp/abh-selfatt-v2-XXXXXX";
+    if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
+
+    test_against_reference();
+    test_reduces_to_v1();
+    test_counts();
+    test_program(tmp);
+
+    remove_tree(tmp);
+    done_testing();
+    return exit_status();
+}
