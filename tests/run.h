@@ -16,7 +16,6 @@
 #ifndef RUN_H
 #define RUN_H
 
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,26 +37,6 @@ RUN_FN const char *program_path(const char *name) {
     return path;
 }
 
-/* Read both pipes until both close, so neither can fill up and block the child. */
-static void run_drain(int fo, char *out, size_t nout, int fe, char *err, size_t nerr) {
-    size_t no = 0, ne = 0;
-    struct pollfd fds[2] = { { fo, POLLIN, 0 }, { fe, POLLIN, 0 } };
-    int open_fds = 2;
-    while (open_fds > 0 && poll(fds, 2, -1) > 0) {
-        for (int i = 0; i < 2; i++) {
-            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
-            char *buf = i ? err : out;
-            size_t *n = i ? &ne : &no, cap = i ? nerr : nout;
-            char sink[4096];
-            ssize_t r = *n + 1 < cap ? read(fds[i].fd, buf + *n, cap - 1 - *n) : read(fds[i].fd, sink, sizeof sink);
-            if (r <= 0) { fds[i].fd = -1; open_fds--; }
-            else if (*n + 1 < cap) *n += (size_t)r;
-        }
-    }
-    out[no] = 0;
-    err[ne] = 0;
-}
-
 RUN_FN int run_program(const char *path, const char *const *args, char *out, size_t nout, char *err, size_t nerr) {
     int po[2], pe[2];
     if (pipe(po) || pipe(pe)) { perror("pipe"); exit(2); }
@@ -73,8 +52,11 @@ RUN_FN int run_program(const char *path, const char *const *args, char *out, siz
         _exit(127);
     }
     close(po[1]); close(pe[1]);
-    run_drain(po[0], out, nout, pe[0], err, nerr);
+    static TapChild c;                          /* tap.h's capture, 16 KiB */
+    tap_drain(po[0], pe[0], &c);                /* reads both pipes to the end */
     close(po[0]); close(pe[0]);
+    snprintf(out, nout, "%s", c.out);
+    snprintf(err, nerr, "%s", c.err);
     int status;
     waitpid(pid, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
