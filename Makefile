@@ -7,6 +7,7 @@ MODE    ?= release#   release, or debug (-g, AddressSanitizer, UBSan)
 LUA     ?= lua5.4
 GNUPLOT ?= gnuplot
 PROVE   ?= prove
+PANDOC  ?= pandoc
 V       ?= 0#         V=1 shows the commands
 # ---- end of user settings -------------------------------------------------
 
@@ -47,7 +48,7 @@ export ABH_BIN := $(BIN)
 export ASAN_OPTIONS := detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 
-.PHONY: all help programs run figures test clean tools
+.PHONY: all help programs run figures test html clean tools
 .DELETE_ON_ERROR:
 
 ## Build everything: tangle the chapters, compile, run every program, draw every figure.
@@ -72,6 +73,9 @@ test: tools programs $(TESTS:%=$(TESTBIN)/%)
 	$(call say,PROVE,$(TESTBIN) tests)
 	$(Q)$(PROVE) --norc -e '' $(TESTS:%=$(TESTBIN)/%) $(SCRIPT_TESTS)
 
+## Render the whole book as one page, build/book.html (needs pandoc).
+html: build/book.html
+
 ## Remove build/ (figures/ is kept: it is committed).
 clean:
 	$(call say,RM,build)
@@ -80,6 +84,12 @@ clean:
 ## Check that lua5.4, gnuplot and prove are here (installing them when root).
 tools:
 	@sh tools/ensure-tools.sh $(firstword $(CC)):gcc $(LUA):lua5.4 $(GNUPLOT):gnuplot-nox $(PROVE):perl
+
+build/book.html: book.md $(CHAPTERS) $(FIGURES)
+	@sh tools/ensure-tools.sh $(PANDOC):pandoc
+	$(call say,PANDOC,$@)
+	$(Q)$(PANDOC) -f commonmark_x -s --toc --mathml --highlight-style=tango --self-contained \
+	    --resource-path=.:chapters --metadata pagetitle="Attention by Hand" book.md $(CHAPTERS) -o $@
 
 # ---- tangling: one stamp for all chapters; the tangler rewrites only the
 # files whose text changed, so make recompiles only what an edit touched.
