@@ -488,12 +488,12 @@ static void test_dropout(void) {
         long kept = 0, wrong = 0;
         for (long i = 0; i < N; i++) {
             kept += y[i] != 0.0f;
-            wrong += y[i] != 0.0f && y[i] != x[i] / (1.0f - p);
+            wrong += y[i] != 0.0f && y[i] != x[i] * (1.0f / (float)(1.0 - p));   /* PyTorch: x * (1 / (1 - p)) */
         }
         double expect = N * (1.0 - p), sd = sqrt(N * p * (1.0 - p));
         ok(fabs(kept - expect) <= 5 * sd, "dropout(p = %.1f) keeps %ld of %d, within 5 binomial sd (%.0f) of %.0f",
            (double)p, kept, N, sd, expect);
-        ok(wrong == 0, "dropout(p = %.1f): every kept value is exactly x / (1 - p), every other exactly 0", (double)p);
+        ok(wrong == 0, "dropout(p = %.1f): every kept value is exactly x * (1 / (1 - p)), as PyTorch scales it, every other exactly 0", (double)p);
         ok(!memcmp(y, y2, N * sizeof(float)), "dropout(p = %.1f) with the same seed drops the same elements", (double)p);
     }
     Rng r, fresh;
