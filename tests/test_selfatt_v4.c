@@ -1,0 +1,358 @@
+/* Tests for chapter 4: SelfAttV4, the interview version.
+ *
+ * What chapter 3's tests cover (mask shapes, fill values, dropout's statistics)
+ * is not repeated: V4 runs the very same chunks for those passes. Tested here:
+ * the forward pass against a double-precision reference; that V4 is V3 to the
+ * bit when V3's fused weight is V4's three stacked (run with the real programs,
+ * $ABH_BIN/selfatt_v4 and $ABH_BIN/selfatt_v3, in eval and training mode); that
+ * each mistake of the chapter's checklist is caught by the check it names; and
+ * V4's own files and command line. */
+#define TESTING
+#include "selfatt_v4.c"
+#include "tap.h"
+#include "run.h"
+
+/* ---- a reference in double precision, with mistakes on request ------------ */
+
+enum {
+    RIGHT = 0,
+    SCALE_BY_D = 1,             /* scores / D instead of / sqrt(D) */
+    MASK_AFTER_SOFTMAX = 2,     /* softmax over every key, then zero the hidden ones */
+    SOFTMAX_OVER_QUERIES = 4,   /* softmax(dim=-2): each key's column sums to 1 */
+    NO_OUTPUT_PROJ = 8,         /* return weights @ V */
+};
+
+/* y (N, D) = x (N, D) @ w^T + b in double; x may be float (xf) or double (xd). */
+static void ref_linear(double *y, const float *xf, const double *xd, const Tensor *w, const Tensor *b, long N, int D) {
+    for (long r = 0; r < N; r++)
+        for (int o = 0; o < D; o++) {
+            double sum = b->data[o];
+            for (int i = 0; i < D; i++) sum += (xf ? (double)xf[r * D + i] : xd[r * D + i]) * w->data[o * D + i];
+            y[r * D + o] = sum;
+        }
+}
+
+/* SelfAttV4 in eval mode. vis (B, T, T): 1 where a key is visible, or NULL. With
+ * mistakes == RIGHT, hidden keys are left out of the softmax (a row with none
+ * visible is uniform, as -1e20 makes it); other values make the named mistakes. */
+static void reference(double *out, double *att, const SelfAttV4 *m, const float *x, const float *vis, int B, int T,
+                      unsigned mistakes) {
+    int D = m->dim;
+    long BT = (long)B * T;
+    double *q = calloc(BT * D, sizeof *q), *k = calloc(BT * D, sizeof *k), *v = calloc(BT * D, sizeof *v);
+    double *mixed = calloc(BT * D, sizeof *mixed);
+    ref_linear(q, x, NULL, &m->query_w, &m->query_b, BT, D);
+    ref_linear(k, x, NULL, &m->key_w, &m->key_b, BT, D);
+    ref_linear(v, x, NULL, &m->value_w, &m->value_b, BT, D);
+    double scale = mistakes & SCALE_BY_D ? 1.0 / D : 1.0 / sqrt((double)D);
+    for (int b = 0; b < B; b++) {
+        double *a = att + (long)b * T * T;                 /* (T, T) */
+        for (int t = 0; t < T; t++)
+            for (int s = 0; s < T; s++) {
+                double dot = 0;
+                for (int i = 0; i < D; i++) dot += q[((long)b * T + t) * D + i] * k[((long)b * T + s) * D + i];
+                int hide = vis && !vis[((long)b * T + t) * T + s] && !(mistakes & MASK_AFTER_SOFTMAX);
+                a[t * T + s] = hide ? -INFINITY : dot * scale;
+            }
+        /* softmax along rows (t, s over s) or, by mistake, along columns (over t) */
+        int over_queries = (mistakes & SOFTMAX_OVER_QUERIES) != 0;
+        for (int line = 0; line < T; line++) {
+            double best = -INFINITY, total = 0;
+            for (int j = 0; j < T; j++) best = fmax(best, a[over_queries ? j * T + line : line * T + j]);
+            for (int j = 0; j < T; j++) {
+                double *e = &a[over_queries ? j * T + line : line * T + j];
+                *e = best == -INFINITY ? 1.0 : exp(*e - best);
+                total += *e;
+            }
+            for (int j = 0; j < T; j++) a[over_queries ? j * T + line : line * T + j] /= total;
+        }
+        if (mistakes & MASK_AFTER_SOFTMAX)
+            for (long i = 0; vis && i < (long)T * T; i++) if (!vis[(long)b * T * T + i]) a[i] = 0;
+        for (int t = 0; t < T; t++)
+            for (int i = 0; i < D; i++)
+                for (int s = 0; s < T; s++)
+                    mixed[((long)b * T + t) * D + i] += a[t * T + s] * v[((long)b * T + s) * D + i];
+    }
+    if (mistakes & NO_OUTPUT_PROJ) memcpy(out, mixed, (size_t)BT * D * sizeof *out);
+    else ref_linear(out, NULL, mixed, &m->out_w, &m->out_b, BT, D);
+    free(q); free(k); free(v); free(mixed);
+}
+
+static void make_case(SelfAttV4 *m, Tensor *x, Tensor *mask, int B, int T, int D, int causal, uint64_t seed) {
+    Args a = { .batch = B, .seq = T, .dim = D, .seed = seed };
+    selfatt_v4_make(m, x, mask, &a);
+    mask_final(mask, causal, T);
+}
+
+/* the explicit (B, T, T) pattern of a (B, T, T) or (T, T) mask */
+static float *visible(const Tensor *mask, int B, int T) {
+    float *vis = malloc((size_t)B * T * T * sizeof *vis);
+    for (long i = 0; i < (long)B * T * T; i++) vis[i] = mask->data[mask->ndim == 3 ? i : i % ((long)T * T)];
+    return vis;
+}
+
+static double max_diff(const float *got, const double *want, long n) {
+    double worst = 0;
+    for (long i = 0; i < n; i++) worst = fmax(worst, fabs(got[i] - want[i]));
+    return worst;
+}
+
+/* the largest |row sum - 1| over the rows of att (B*T, T) that have a visible key */
+static double worst_row(const double *att, const float *vis, long rows, int T) {
+    double worst = 0;
+    for (long r = 0; r < rows; r++) {
+        double sum = 0;
+        int any = 0;
+        for (int s = 0; s < T; s++) sum += att[r * T + s], any |= vis[r * T + s] != 0;
+        if (any) worst = fmax(worst, fabs(sum - 1));
+    }
+    return worst;
+}
+
+/* ---- the forward pass against the reference ----------------------------------- */
+
+static void test_against_reference(void) {
+    struct { int B, T, D, causal; } cases[] = { { 3, 4, 2, 0 }, { 2, 7, 5, 1 }, { 1, 9, 16, 1 }, { 4, 5, 8, 0 } };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int B = cases[c].B, T = cases[c].T, D = cases[c].D;
+        SelfAttV4 m = {0};
+        Tensor x, mask;
+        make_case(&m, &x, &mask, B, T, D, cases[c].causal, 40 + c);
+        float *vis = visible(&mask, B, T);
+        Tensor att = tensor_new3(B, T, T), drop = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
+        double *ratt = calloc(att.size, sizeof *ratt), *rout = calloc(out.size, sizeof *rout);
+        selfatt_v4_forward(out.data, att.data, drop.data, &m, x.data, &mask, 0.0f, NULL, B, T);
+        reference(rout, ratt, &m, x.data, vis, B, T, RIGHT);
+        close_ok(out.data, rout, out.size, 1e-5, 0, "(B, T, D) = (%d, %d, %d)%s: the output matches the reference",
+                 B, T, D, cases[c].causal ? ", --causal" : "");
+        close_ok(att.data, ratt, att.size, 1e-6, 0, "(B, T, D) = (%d, %d, %d)%s: the weights match, hidden keys at 0",
+                 B, T, D, cases[c].causal ? ", --causal" : "");
+        free(vis); free(ratt); free(rout);
+        tensor_free(&att); tensor_free(&drop); tensor_free(&out); tensor_free(&x); tensor_free(&mask);
+        selfatt_v4_free(&m);
+    }
+}
+
+/* ---- the checklist: each mistake is caught by the check the chapter names ----- */
+
+static void test_checklist(void) {
+    int B = 4, T = 4, D = 8;                            /* B == T, for the (B, T) trap */
+    SelfAttV4 m = {0};
+    Tensor x, mask;
+    make_case(&m, &x, &mask, B, T, D, 0, 77);
+    float *vis = visible(&mask, B, T);
+    long n = (long)B * T * T;
+    Tensor att = tensor_new3(B, T, T), drop = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
+    selfatt_v4_forward(out.data, att.data, drop.data, &m, x.data, &mask, 0.0f, NULL, B, T);
+    double *ratt = calloc(n, sizeof *ratt), *rout = calloc(out.size, sizeof *rout);
+
+    reference(rout, ratt, &m, x.data, vis, B, T, SCALE_BY_D);
+    double e = max_diff(out.data, rout, out.size), ew = max_diff(att.data, ratt, n);
+    ok(ew > 1e-3 && e > 1e-5, "scaling by D instead of sqrt(D) moves the weights by %.2g: the reference check catches it", ew);
+
+    reference(rout, ratt, &m, x.data, vis, B, T, MASK_AFTER_SOFTMAX);
+    double off = worst_row(ratt, vis, (long)B * T, T);
+    ok(off > 1e-2, "masking after the softmax leaves a row %.2g short of 1: the row-sum check catches it", off);
+
+    reference(rout, ratt, &m, x.data, vis, B, T, SOFTMAX_OVER_QUERIES);
+    long leaks = 0;
+    for (long i = 0; i < n; i++) leaks += !vis[i] && ratt[i] != 0;
+    off = worst_row(ratt, vis, (long)B * T, T);
+    ok(off > 1e-2 && leaks > 0, "a softmax over the queries: rows off by %.2g and %ld hidden weights nonzero", off, leaks);
+
+    reference(rout, ratt, &m, x.data, vis, B, T, NO_OUTPUT_PROJ);
+    e = max_diff(out.data, rout, out.size), ew = max_diff(att.data, ratt, n);
+    ok(ew < 1e-6 && e > 1e-2, "a forgotten output projection leaves the weights right and moves the output by %.2g", e);
+
+    Tensor pad = tensor_new2(B, T);                    /* the (B, T) mask, read as (T, S) */
+    float *wrong = malloc((size_t)n * sizeof *wrong);
+    for (int b = 0; b < B; b++)
+        for (int s = 0; s < T; s++) pad.data[b * T + s] = vis[(long)b * T * T + s];
+    for (long i = 0; i < n; i++) wrong[i] = pad.data[i % (T * T)];
+    reference(rout, ratt, &m, x.data, wrong, B, T, RIGHT);
+    ew = max_diff(att.data, ratt, n);
+    ok(ew > 0.1, "a (B, T) mask taken as (T, S) when B == T moves weights by %.2g: the reference catches it", ew);
+    free(wrong); tensor_free(&pad);
+
+    /* dropout on the output instead of the weights: the train-mode check tells them apart */
+    Rng r;
+    rng_seed(&r, 5);
+    selfatt_v4_forward(out.data, att.data, drop.data, &m, x.data, &mask, 0.5f, &r, B, T);
+    double *dw = malloc((size_t)n * sizeof *dw), *v = malloc((size_t)out.size * sizeof *v);
+    double *mixed = calloc(out.size, sizeof *mixed), *want = malloc((size_t)out.size * sizeof *want);
+    ref_linear(v, x.data, NULL, &m.value_w, &m.value_b, (long)B * T, D);
+    for (long i = 0; i < n; i++) dw[i] = drop.data[i];
+    for (long r2 = 0; r2 < (long)B * T; r2++)
+        for (int i = 0; i < D; i++)
+            for (int s = 0; s < T; s++) mixed[r2 * D + i] += dw[r2 * T + s] * v[(r2 / T * T + s) * D + i];
+    ref_linear(want, NULL, mixed, &m.out_w, &m.out_b, (long)B * T, D);
+    close_ok(out.data, want, out.size, 1e-5, 0, "train mode: the output is output_proj(dropped weights @ V)");
+    Tensor eval_out = tensor_new3(B, T, D), mutant = tensor_new3(B, T, D);
+    selfatt_v4_forward(eval_out.data, att.data, drop.data, &m, x.data, &mask, 0.0f, NULL, B, T);
+    memcpy(mutant.data, eval_out.data, (size_t)out.size * sizeof(float));
+    rng_seed(&r, 5);
+    dropout(mutant.data, mutant.size, 0.5f, &r);        /* the mistake: nn.Dropout on the output */
+    ok(max_diff(mutant.data, want, out.size) > 1e-2, "dropout on the output instead of the weights fails that check");
+    free(dw); free(v); free(mixed); free(want);
+    tensor_free(&eval_out); tensor_free(&mutant);
+
+    free(vis); free(ratt); free(rout);
+    tensor_free(&att); tensor_free(&drop); tensor_free(&out); tensor_free(&x); tensor_free(&mask);
+    selfatt_v4_free(&m);
+}
+
+/* ---- V4 is V3, to the bit, through the real programs ----------------------- */
+
+static char out[16384], err[16384];
+
+static int run(const char *name, const char *const *args) {
+    return run_program(program_path(name), args, out, sizeof out, err, sizeof err);
+}
+
+static Tensor load(const char *dir, const char *name) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    return npy_load(path, NPY_MASK);
+}
+
+static void save(const char *dir, const char *name, const Tensor *t) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    npy_save(path, t);
+}
+
+/* dir3 gets V3's files for V4's case in dir4: proj = the three layers stacked,
+ * query rows first; output_proj, X and the mask copied. */
+static void stack_into_v3(const char *dir4, const char *dir3) {
+    static const char *const parts[2] = { "weight", "bias" };
+    for (int p = 0; p < 2; p++) {
+        char name[64];
+        Tensor layers[3];
+        const char *const who[3] = { "query", "key", "value" };
+        for (int i = 0; i < 3; i++) {
+            snprintf(name, sizeof name, "%s_proj.%s", who[i], parts[p]);
+            layers[i] = load(dir4, name);
+        }
+        int shape[2] = { 3 * layers[0].shape[0], layers[0].ndim == 2 ? layers[0].shape[1] : 1 };
+        Tensor fused = tensor_new(layers[0].ndim, shape);          /* (3D, D) or (3D) */
+        for (int i = 0; i < 3; i++) {
+            memcpy(fused.data + i * layers[i].size, layers[i].data, (size_t)layers[i].size * sizeof(float));
+            tensor_free(&layers[i]);
+        }
+        snprintf(name, sizeof name, "proj.%s", parts[p]);
+        dump_tensor(dir3, name, &fused);
+        tensor_free(&fused);
+    }
+    const char *const copied[4] = { "output_proj.weight", "output_proj.bias", "X", "attention_mask" };
+    for (int i = 0; i < 4; i++) {
+        Tensor t = load(dir4, copied[i]);
+        save(dir3, copied[i], &t);
+        tensor_free(&t);
+    }
+}
+
+static void test_is_v3(const char *tmp) {
+    static const char *const flags[][12] = {
+        { NULL },
+        { "--batch", "2", "--seq", "7", "--dim", "5", "--causal", NULL },
+        { "--train", "--seed", "9", NULL },
+        { "--batch", "4", "--seq", "16", "--dim", "32", "--train", "--dropout", "0.3", "--causal", "--seed", "3" },
+    };
+    static const char *const what[] = { "the default case", "(2, 7, 5) with --causal", "--train --seed 9",
+                                        "(4, 16, 32), --causal, --train --dropout 0.3" };
+    char d4[600], d3[600], o3[600], p1[1100], p2[1100];
+    for (int c = 0; c < 4; c++) {
+        const char *args[20];
+        int n = 0;
+        snprintf(d4, sizeof d4, "%s/v4-%d", tmp, c);
+        snprintf(d3, sizeof d3, "%s/v3-%d", tmp, c);
+        snprintf(o3, sizeof o3, "%s/v3-out-%d", tmp, c);
+        for (int i = 0; i < 12 && flags[c][i]; i++) args[n++] = flags[c][i];
+        args[n++] = "--quiet"; args[n++] = "--dump"; args[n++] = d4; args[n] = NULL;
+        int s4 = run("selfatt_v4", args);
+        stack_into_v3(d4, d3);
+        args[n - 1] = o3; args[n++] = "--load"; args[n++] = d3; args[n] = NULL;
+        int s3 = run("selfatt_v3", args);
+        int same = s4 == 0 && s3 == 0;
+        for (int f = 0; f < 2; f++) {
+            snprintf(p1, sizeof p1, "%s/%s.npy", d4, f ? "attn" : "out");
+            snprintf(p2, sizeof p2, "%s/%s.npy", o3, f ? "attn" : "out");
+            same &= same_file(p1, p2);
+        }
+        ok(same, "%s: selfatt_v3 with V4's weights stacked writes the same out.npy and attn.npy, byte for byte", what[c]);
+        if (!same) diag("exit %d and %d; %s", s4, s3, err);
+    }
+}
+
+/* ---- the program's own files and command line ------------------------------- */
+
+static void test_program(const char *tmp) {
+    char d1[600], d2[600], never[600], p1[1100], p2[1100];
+    snprintf(d1, sizeof d1, "%s/first", tmp);
+    snprintf(d2, sizeof d2, "%s/second", tmp);
+    snprintf(never, sizeof never, "%s/never", tmp);
+    const char *prog = program_path("selfatt_v4");
+
+    int status = run("selfatt_v4", NO_ARGS);
+    ok(status == 0 && strstr(out, "SelfAttV4(dim=2) on X of shape (3, 4, 2), attention_mask (3, 4, 4)") &&
+       strstr(out, "attention_weight: tensor([[[") && strstr(out, "parameters: 24"),
+       "run without flags, the program prints the notebook's padded case and 24 parameters");
+    status = run("selfatt_v4", ARGS("--train", "--dropout", "0.25"));
+    ok(status == 0 && strstr(out, "dropout p = 0.25 ") && strstr(out, "row sums after dropout"),
+       "--train --dropout 0.25 prints the weights after dropout and their row sums");
+
+    status = run("selfatt_v4", ARGS("--quiet", "--dump", d1));
+    run("selfatt_v4", ARGS("--load", d1, "--dump", d2, "--quiet"));
+    const char *files[] = { "out", "attn", "X", "attention_mask", "query_proj.weight", "query_proj.bias",
+                            "key_proj.weight", "key_proj.bias", "value_proj.weight", "value_proj.bias",
+                            "output_proj.weight", "output_proj.bias" };
+    int all_same = status == 0;
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(p1, sizeof p1, "%s/%s.npy", d1, files[i]);
+        snprintf(p2, sizeof p2, "%s/%s.npy", d2, files[i]);
+        if (!same_file(p1, p2)) { all_same = 0; diag("%s differs", files[i]); }
+    }
+    ok(all_same, "--load of a --dump reproduces all twelve files byte for byte");
+    Tensor mask = load(d1, "attention_mask"), pad = mask_padding(3, 4);
+    ok(!memcmp(mask.data, pad.data, (size_t)pad.size * sizeof(float)), "the default mask is chapter 3's: lengths 3, 2, 1");
+    tensor_free(&mask); tensor_free(&pad);
+
+    Tensor bad = tensor_new2(3, 4);                      /* (B, T) with B != T */
+    save(d1, "attention_mask", &bad);
+    tensor_free(&bad);
+    refuses(prog, ARGS("--load", d1, "--dump", never), "does not broadcast", "a (B, T) mask with B != T is refused");
+    ok(!file_exists(never), "and nothing is written");
+    snprintf(p1, sizeof p1, "%s/attention_mask.npy", d1);
+    remove(p1);
+    snprintf(p1, sizeof p1, "%s/value_proj.weight.npy", d1);
+    Tensor wide = tensor_new2(2, 6);
+    npy_save(p1, &wide);
+    tensor_free(&wide);
+    refuses(prog, ARGS("--load", d1), "value_proj.weight", "a value_proj.weight of the wrong shape is refused, naming it");
+    snprintf(p2, sizeof p2, "%s/value_proj.weight.npy", d2);
+    rename(p2, p1);
+    snprintf(p1, sizeof p1, "%s/key_proj.bias.npy", d1);
+    remove(p1);
+    refuses(prog, ARGS("--load", d1), "key_proj.bias", "a missing key_proj.bias is refused, naming it");
+    refuses(prog, ARGS("--heads", "2"), "--heads", "--heads is refused: SelfAttV4 has one head");
+    refuses(prog, ARGS("--dropout", "0.1"), "--train", "--dropout without --train is refused");
+    refuses(prog, ARGS("--batch", "0"), "--batch", "a zero size is refused");
+}
+
+/* Tested through the program, not called here. */
+static void unused_here(void) { (void)selfatt_v4_load; (void)selfatt_v4_print; (void)selfatt_v4_dump; }
+
+int main(void) {
+    unused_here();
+    char tmp[] = "/tmp/abh-selfatt-v4-XXXXXX";
+    if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
+
+    test_against_reference();
+    test_checklist();
+    test_is_v3(tmp);
+    test_program(tmp);
+
+    remove_tree(tmp);
+    done_testing();
+    return exit_status();
+}
