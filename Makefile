@@ -15,13 +15,9 @@ ifeq ($(origin CC),default)
   CC := gcc
 endif
 
-# The chapters, in book order, and the programs they build.
+# The chapters, in book order. Each chapter's programs and figures are
+# declared in mk/NN-name.mk, included below.
 CHAPTERS := $(sort $(wildcard chapters/*.md))
-PROGRAMS := selfatt_v1 selfatt_v2 selfatt_v3 selfatt_v4
-# Small programs a chapter builds beside its own, for a figure (chapter 3's
-# fill_values); the chapter's test file tests them.
-EXTRA_PROGRAMS := fill_values
-TESTS    := tensor $(PROGRAMS)
 # Tests that are scripts: the tangler, the chapters' shell sessions, PyTorch.
 SCRIPT_TESTS := tests/tangle_test.lua tests/transcripts_test.lua tests/pytorch_check.sh
 
@@ -42,10 +38,16 @@ OBJ     := $(OUT)/obj
 BIN     := $(OUT)/bin
 TESTBIN := $(OUT)/tests
 
-TANGLED  := $(SRC)/tensor.h $(SRC)/tensor.c $(PROGRAMS:%=$(SRC)/%.c)
-FIGURES  := $(PROGRAMS:%=figures/%.svg)
-TANGLED  += $(EXTRA_PROGRAMS:%=$(SRC)/%.c)
-FIGURES  += figures/selfatt_v3_causal.svg figures/fill_values.svg
+# PROGRAMS: one per chapter, each with tests/test_NAME.c. EXTRA_PROGRAMS: small
+# programs a chapter builds beside its own (for a figure), tested by its test.
+.DEFAULT_GOAL := all
+PROGRAMS       :=
+EXTRA_PROGRAMS :=
+FIGURES        :=
+include $(sort $(wildcard mk/*.mk))
+
+TESTS    := tensor $(PROGRAMS)
+TANGLED  := $(SRC)/tensor.h $(SRC)/tensor.c $(PROGRAMS:%=$(SRC)/%.c) $(EXTRA_PROGRAMS:%=$(SRC)/%.c)
 Q        := $(if $(filter 1,$(V)),,@)
 say       = @printf '  %-7s %s\n' '$(1)' '$(2)'
 
@@ -127,9 +129,6 @@ $(TESTBIN)/%: tests/test_%.c tests/tap.h tests/run.h $(SRC)/tensor.h $(OBJ)/tens
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -I$(SRC) -Itests $< $(OBJ)/tensor.o $(LDLIBS) -o $@
 $(foreach p,$(PROGRAMS),$(eval $(TESTBIN)/$(p): $(SRC)/$(p).c))
-# Tests that include more than their own chapter's program:
-$(TESTBIN)/selfatt_v2: $(SRC)/selfatt_v1.c
-$(TESTBIN)/selfatt_v3: $(SRC)/selfatt_v2.c $(SRC)/fill_values.c
 
 # ---- running
 $(OUT)/run/%.txt: $(BIN)/%
@@ -151,39 +150,3 @@ figures/%.svg: $(BIN)/npy2dat tools/heatmap.gp | tools
 	    tools/heatmap.gp 2> $(OUT)/fig/$*.log; status=$$?; \
 	    grep -v 'matrix contains missing or undefined values' $(OUT)/fig/$*.log >&2; exit $$status
 	$(Q)mv $@.tmp $@
-
-figures/selfatt_v1.svg: $(BIN)/selfatt_v1
-figures/selfatt_v1.svg: FIG_RUN = selfatt_v1 --batch 1 --seq 6 --dim 8 --seed 3
-figures/selfatt_v1.svg: FIG_PICK = 0
-figures/selfatt_v1.svg: FIG_HEADING = SelfAttV1 attention weights, one sequence (T = 6, D = 8)
-figures/selfatt_v1.svg: FIG_TITLES = selfatt_v1 --batch 1 --seq 6 --dim 8 --seed 3
-
-figures/selfatt_v2.svg: $(BIN)/selfatt_v2
-figures/selfatt_v2.svg: FIG_RUN = selfatt_v2 --batch 1 --seq 6 --dim 8 --seed 3
-figures/selfatt_v2.svg: FIG_PICK = 0
-figures/selfatt_v2.svg: FIG_HEADING = SelfAttV2 attention weights, one sequence (T = 6, D = 8)
-figures/selfatt_v2.svg: FIG_TITLES = selfatt_v2 --batch 1 --seq 6 --dim 8 --seed 3
-
-figures/selfatt_v3.svg: $(BIN)/selfatt_v3
-figures/selfatt_v3.svg: FIG_RUN = selfatt_v3
-figures/selfatt_v3.svg: FIG_PICK =
-figures/selfatt_v3.svg: FIG_HEADING = SelfAttV3 on the padded batch of the notebook: B = 3, T = 4, D = 2
-figures/selfatt_v3.svg: FIG_TITLES = b = 0 (length 3)|b = 1 (length 2)|b = 2 (length 1)
-
-figures/selfatt_v3_causal.svg: $(BIN)/selfatt_v3
-figures/selfatt_v3_causal.svg: FIG_RUN = selfatt_v3 --batch 1 --seq 6 --dim 8 --seed 3 --causal
-figures/selfatt_v3_causal.svg: FIG_PICK = 0
-figures/selfatt_v3_causal.svg: FIG_HEADING = SelfAttV3 --causal: query t sees keys 0..t, and key 5 is padding
-figures/selfatt_v3_causal.svg: FIG_TITLES = selfatt_v3 --batch 1 --seq 6 --dim 8 --seed 3 --causal
-
-figures/fill_values.svg: $(BIN)/fill_values
-figures/fill_values.svg: FIG_RUN = fill_values
-figures/fill_values.svg: FIG_PICK =
-figures/fill_values.svg: FIG_HEADING = One example, three ways to hide a score (blank cells are NaN)
-figures/fill_values.svg: FIG_TITLES = masked_fill -1e20 (seed 004)|masked_fill -inf (seeds 000, 002)|add -10000 (seed 003)
-
-figures/selfatt_v4.svg: $(BIN)/selfatt_v4
-figures/selfatt_v4.svg: FIG_RUN = selfatt_v4 --batch 2 --seq 5 --dim 8 --seed 5 --causal
-figures/selfatt_v4.svg: FIG_PICK =
-figures/selfatt_v4.svg: FIG_HEADING = SelfAttV4 --causal on a padded batch: B = 2, T = 5, D = 8
-figures/selfatt_v4.svg: FIG_TITLES = b = 0 (length 4)|b = 1 (length 3)
