@@ -1063,6 +1063,35 @@ static void test_args(void) {
     like(c.out, "  --dropout P", "with OPT_DROPOUT, --help lists --dropout");
 }
 
+/* split_heads / merge_heads against PyTorch's index rule, written out here:
+ * y = x.view(B, T, H, hd).transpose(1, 2) has y[b][h][t][i] = x[b][t][h * hd + i]. */
+static void test_heads(void) {
+    static const int shapes[][4] = { {2, 3, 4, 2}, {1, 5, 1, 7}, {3, 1, 6, 1}, {2, 4, 3, 5} };
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        int B = shapes[c][0], T = shapes[c][1], H = shapes[c][2], hd = shapes[c][3], D = H * hd;
+        long n = (long)B * T * D;
+        float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *back = malloc(n * sizeof *back);
+        for (long i = 0; i < n; i++) x[i] = (float)i;          /* every element different */
+        split_heads(y, x, B, T, H, hd);
+        long wrong = 0;
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++)
+                for (int t = 0; t < T; t++)
+                    for (int i = 0; i < hd; i++)
+                        wrong += y[((b * H + h) * T + t) * hd + i] != x[(b * T + t) * D + h * hd + i];
+        ok(wrong == 0, "split_heads puts x[b, t, h*hd + i] at [b, h, t, i] for (B, T, H, hd) = (%d, %d, %d, %d)",
+           B, T, H, hd);
+        merge_heads(back, y, B, T, H, hd);
+        ok(memcmp(back, x, n * sizeof *x) == 0, "merge_heads undoes split_heads exactly for (B, T, H, hd) = (%d, %d, %d, %d)",
+           B, T, H, hd);
+        free(x); free(y); free(back);
+    }
+    float x1[6] = { 0, 1, 2, 3, 4, 5 }, y1[6];        /* B = 1, T = 3, H = 2, hd = 1 */
+    split_heads(y1, x1, 1, 3, 2, 1);
+    ok(y1[0] == 0 && y1[1] == 2 && y1[2] == 4 && y1[3] == 1 && y1[4] == 3 && y1[5] == 5,
+       "a hand-worked split: three positions of two one-number heads become [0 2 4 | 1 3 5]");
+}
+
 int main(void) {
     snprintf(tmp, sizeof tmp, "/tmp/abh-tensor-XXXXXX");
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
@@ -1072,6 +1101,7 @@ int main(void) {
     test_init_linear();
     test_linear();
     test_matmuls();
+    test_heads();
     test_softmax();
     test_masks();
     test_dropout();
