@@ -1,7 +1,6 @@
 # Chapter 5: MultiHeadAttention. Its programs, its figures, and what its test includes.
 PROGRAMS += mha
 FIGURES  += figures/mha_heads.svg
-$(TESTBIN)/mha: $(SRC)/selfatt_v4.c
 
 # One heatmap per head, in a grid of 2 rows of 4 (tools/heatmap.gp's layout).
 # The case is mha's own, made from a seed; its random mask is taken out before
