@@ -31,7 +31,7 @@ set title "how peaked the softmax is: T = 16 keys"
 unset logscale y
 set yrange [0:1.05]
 set ytics 0.25 nomirror out
-set key right center
+set key at graph 0.97, graph 0.52 right top
 set ylabel "mean largest weight of a row"
 plot data using 1:4 with linespoints lw 2 pt 7 lc rgb "#b2182b" title "softmax(q . k)", \
      data using 1:5 with linespoints lw 2 pt 5 lc rgb "#2166ac" title "softmax(q . k / sqrt(d))", \
