@@ -253,10 +253,10 @@ static void save(const char *dir, const char *name, const Tensor *t) {
     npy_save(path, t);
 }
 
-/* cp SRC/NAME.npy DST/TO.npy */
+/* cp SRC/NAME.npy DST/TO.npy, making DST if needed */
 static void copy(const char *src, const char *name, const char *dst, const char *to) {
     Tensor t = load(src, name);
-    save(dst, to, &t);
+    dump_tensor(dst, to, &t);
     tensor_free(&t);
 }
 
@@ -430,39 +430,40 @@ static void test_refusals(const char *tmp) {
 /* ---- Q = K = V = X: chapter 5's mha, byte for byte ---------------------------- */
 
 static void test_is_mha(const char *tmp) {
-    static const char *const flags[][10] = {
-        { "--batch", "2", "--seq", "5", "--dim", "8", "--heads", "2", NULL },
-        { "--batch", "3", "--seq", "4", "--dim", "12", "--heads", "3", "--seed", "5" },
-        { "--batch", "1", "--seq", "7", "--dim", "16", "--heads", "4", "--causal", NULL },
-        { "--batch", "2", "--seq", "6", "--dim", "8", "--heads", "8", "--seed", "9" },
+    /* flags for mha; the --heads and training flags are given to cross_attention too */
+    static const struct { const char *flags[12]; const char *heads, *train[5]; } cases[] = {
+        { { "--batch", "2", "--seq", "5", "--dim", "8", "--heads", "2" }, "2", { NULL } },
+        { { "--batch", "3", "--seq", "4", "--dim", "12", "--heads", "3", "--seed", "5" }, "3", { NULL } },
+        { { "--batch", "1", "--seq", "7", "--dim", "16", "--heads", "4", "--causal" }, "4", { NULL } },
+        { { "--batch", "2", "--seq", "6", "--dim", "8", "--heads", "8", "--seed", "9" }, "8", { NULL } },
+        { { "--batch", "2", "--seq", "5", "--dim", "8", "--heads", "2" }, "2",
+          { "--train", "--dropout", "0.3", "--seed", "4" } },
     };
-    int n = sizeof flags / sizeof flags[0];
+    int n = sizeof cases / sizeof cases[0];
     if (!file_exists(program_path("mha"))) {
         skip(n, "chapter 5's mha is not built here (%s): merge chapter 5 to compare", program_path("mha"));
         return;
     }
     for (int c = 0; c < n; c++) {
-        char dm[600], dc[600], oc[600], what[200] = "mha";
-        const char *args[20], *heads = NULL;
-        int k = 0;
+        char dm[600], dc[600], oc[600], mask[1100], what[200] = "mha";
+        const char *margs[24], *cargs[16] = { "--load", dc, "--heads", cases[c].heads, "--quiet", "--dump", oc };
+        int nm = 0, nc = 7;
         snprintf(dm, sizeof dm, "%s/mha-%d", tmp, c);
         snprintf(dc, sizeof dc, "%s/ca-%d", tmp, c);
         snprintf(oc, sizeof oc, "%s/ca-out-%d", tmp, c);
-        for (int i = 0; i < 10 && flags[c][i]; i++) {
-            args[k++] = flags[c][i];
-            if (!strcmp(flags[c][i], "--heads")) heads = flags[c][i + 1];
-            snprintf(what + strlen(what), sizeof what - strlen(what), " %s", flags[c][i]);
-        }
-        args[k++] = "--quiet"; args[k++] = "--dump"; args[k++] = dm; args[k] = NULL;
-        int sm = run("mha", args);
-        char mask[1100];
+        for (int i = 0; i < 12 && cases[c].flags[i]; i++) margs[nm++] = cases[c].flags[i];
+        for (int i = 0; i < 5 && cases[c].train[i]; i++) margs[nm++] = cargs[nc++] = cases[c].train[i];
+        for (int i = 0; i < nm; i++) snprintf(what + strlen(what), sizeof what - strlen(what), " %s", margs[i]);
+        margs[nm++] = "--quiet"; margs[nm++] = "--dump"; margs[nm++] = dm; margs[nm] = NULL;
+        cargs[nc] = NULL;
+        int sm = run("mha", margs);
         if (sm == 0) {
             for (int i = 0; i < 8; i++) copy(dm, params[i], dc, params[i]);
             copy(dm, "X", dc, "Q"); copy(dm, "X", dc, "K"); copy(dm, "X", dc, "V");
             path_of(mask, sizeof mask, dm, "attention_mask");
             if (file_exists(mask)) copy(dm, "attention_mask", dc, "attention_mask");
         }
-        int sc = run("cross_attention", ARGS("--load", dc, "--heads", heads, "--quiet", "--dump", oc));
+        int sc = run("cross_attention", cargs);
         int same = sm == 0 && sc == 0 && same_results(dm, oc);
         ok(same, "%s: cross_attention with Q = K = V = X writes mha's out.npy and attn.npy, byte for byte", what);
         if (!same) diag("exit %d and %d; %s", sm, sc, err);
