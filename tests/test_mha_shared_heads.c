@@ -1,0 +1,313 @@
+/* Tests for chapter 8: mha_shared_heads, seed 001's multi-head attention with
+ * heads split before projecting and one (hd, hd) projection shared by all heads.
+ *
+ * The forward pass against the seed's einsums computed literally, index by
+ * index, in double precision (fill -1e20 before the scale sqrt(D), fully hidden
+ * rows uniform); the block-diagonal reading of the module, by running
+ * $ABH_BIN/mha_qkv on block-diagonal weights; the parameter counts; the
+ * flattening the wrong scale causes, row by row; and the program's files and
+ * refusals. */
+#define TESTING
+#include "mha_shared_heads.c"
+#include "tap.h"
+#include "run.h"
+
+/* ---- the seed's einsums, literally, in double ---------------------------------- */
+
+/* out (B, T, D), att (B, H, T, S). vis (B, H, T, S) or NULL: 0 = hidden. divisor:
+ * what the energy is divided by after the fill (the seed: sqrt(D)). */
+static void reference(double *out, double *att, const MhaSharedHeads *m, const float *query, const float *keys,
+                      const float *values, const float *vis, double divisor, int B, int T, int S) {
+    int D = m->dim, H = m->heads, hd = D / H;
+    double *q = calloc((size_t)B * T * D, sizeof *q), *k = calloc((size_t)B * S * D, sizeof *k);
+    double *v = calloc((size_t)B * S * D, sizeof *v), *o = calloc((size_t)B * T * D, sizeof *o);
+    /* queries[n, l, h, :] = query.reshape(B, T, H, hd)[n, l, h, :] @ queries.weight^T, no bias */
+    for (long row = 0; row < (long)B * T * H; row++)
+        for (int e = 0; e < hd; e++)
+            for (int d = 0; d < hd; d++) q[row * hd + e] += (double)query[row * hd + d] * m->queries_w.data[e * hd + d];
+    for (long row = 0; row < (long)B * S * H; row++)
+        for (int e = 0; e < hd; e++)
+            for (int d = 0; d < hd; d++) {
+                k[row * hd + e] += (double)keys[row * hd + d] * m->keys_w.data[e * hd + d];
+                v[row * hd + e] += (double)values[row * hd + d] * m->values_w.data[e * hd + d];
+            }
+    for (int n = 0; n < B; n++)
+        for (int h = 0; h < H; h++)
+            for (int qi = 0; qi < T; qi++) {
+                double *a = att + (((long)n * H + h) * T + qi) * S, best = -INFINITY, total = 0;
+                for (int ki = 0; ki < S; ki++) {          /* einsum("nqhd,nkhd->nhqk") */
+                    double e = 0;
+                    for (int d = 0; d < hd; d++)
+                        e += q[(((long)n * T + qi) * H + h) * hd + d] * k[(((long)n * S + ki) * H + h) * hd + d];
+                    if (vis && !vis[(((long)n * H + h) * T + qi) * S + ki]) e = -1e20;
+                    a[ki] = e / divisor;
+                    best = fmax(best, a[ki]);
+                }
+                for (int ki = 0; ki < S; ki++) total += a[ki] = exp(a[ki] - best);
+                for (int ki = 0; ki < S; ki++) a[ki] /= total;
+                for (int d = 0; d < hd; d++)              /* einsum("nhql,nlhd->nqhd") */
+                    for (int l = 0; l < S; l++)
+                        o[(((long)n * T + qi) * H + h) * hd + d] += a[l] * v[(((long)n * S + l) * H + h) * hd + d];
+            }
+    for (long r = 0; r < (long)B * T; r++)              /* fc_out */
+        for (int j = 0; j < D; j++) {
+            double sum = m->fc_b.data[j];
+            for (int i = 0; i < D; i++) sum += o[r * D + i] * m->fc_w.data[(long)j * D + i];
+            out[r * D + j] = sum;
+        }
+    free(q); free(k); free(v); free(o);
+}
+
+static void make_case(MhaSharedHeads *m, Tensor *q, Tensor *k, Tensor *v, int B, int T, int S, int D, int H,
+                      uint64_t seed) {
+    Args a = { .batch = B, .seq = T, .kv_seq = S, .dim = D, .heads = H, .seed = seed };
+    Tensor none;
+    mha_shared_heads_make(m, q, k, v, &none, &a);
+}
+
+static float *visible(const Tensor *mask, int B, int H, int T, int S) {
+    Tensor full = tensor_new(4, (int[]){ B, H, T, S });
+    for (long i = 0; i < full.size; i++) full.data[i] = 1;
+    masked_fill(&full, mask, 0.0f);
+    return full.data;
+}
+
+static void test_against_reference(void) {
+    struct { int B, T, S, D, H, causal; } cases[] = {
+        { 1, 4, 4, 8, 2, 0 }, { 2, 5, 7, 12, 3, 1 }, { 3, 6, 6, 16, 4, 1 }, { 2, 10, 10, 256, 8, 0 }, { 1, 3, 2, 6, 1, 0 },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int B = cases[c].B, T = cases[c].T, S = cases[c].S, D = cases[c].D, H = cases[c].H;
+        MhaSharedHeads m = {0};
+        Tensor q, k, v, mask = {0};
+        make_case(&m, &q, &k, &v, B, T, S, D, H, 30 + c);
+        variant_mask_final(&mask, cases[c].causal, T, S);
+        float *vis = mask.data ? visible(&mask, B, H, T, S) : NULL;
+        Tensor att = tensor_new(4, (int[]){ B, H, T, S }), out = tensor_new3(B, T, D);
+        double *ratt = malloc(sizeof(double) * att.size), *rout = malloc(sizeof(double) * out.size);
+        mha_shared_heads_forward(out.data, att.data, &m, q.data, k.data, v.data, mask.data ? &mask : NULL,
+                                 sqrtf((float)D), B, T, S);
+        reference(rout, ratt, &m, q.data, k.data, v.data, vis, sqrt((double)D), B, T, S);
+        close_ok(out.data, rout, out.size, 1e-5, 0, "(B, T, S, D, H) = (%d, %d, %d, %d, %d)%s: the output matches the seed's einsums",
+                 B, T, S, D, H, cases[c].causal ? ", causal" : "");
+        close_ok(att.data, ratt, att.size, 1e-6, 0, "(B, T, S, D, H) = (%d, %d, %d, %d, %d)%s: the weights match",
+                 B, T, S, D, H, cases[c].causal ? ", causal" : "");
+        free(vis); free(ratt); free(rout);
+        tensor_free(&att); tensor_free(&out); tensor_free(&q); tensor_free(&k); tensor_free(&v); tensor_free(&mask);
+        mha_shared_heads_free(&m);
+    }
+}
+
+/* -1e20 before the scale: a fully hidden row is uniform, the others untouched. */
+static void test_fill(void) {
+    int B = 2, T = 3, S = 4, D = 8, H = 2;
+    MhaSharedHeads m = {0};
+    Tensor q, k, v;
+    make_case(&m, &q, &k, &v, B, T, S, D, H, 9);
+    Tensor mask = tensor_new(4, (int[]){ B, 1, T, S });
+    for (long i = 0; i < mask.size; i++) mask.data[i] = 1;
+    for (int s = 0; s < S; s++) mask.data[(long)(1 * T + 1) * S + s] = 0;     /* b = 1, query 1 sees nothing */
+    mask.data[2] = 0;                                                          /* b = 0, query 0 loses key 2 */
+    Tensor att = tensor_new(4, (int[]){ B, H, T, S }), out = tensor_new3(B, T, D);
+    mha_shared_heads_forward(out.data, att.data, &m, q.data, k.data, v.data, &mask, sqrtf((float)D), B, T, S);
+    int uniform = 1;
+    for (int h = 0; h < H; h++)
+        for (int s = 0; s < S; s++) uniform &= att.data[(((long)1 * H + h) * T + 1) * S + s] == 0.25f;
+    ok(uniform, "a query that sees no key gets exactly 1/S = 0.25 for every key in every head");
+    ok(att.data[2] == 0.0f && att.data[(long)T * S + 2] == 0.0f, "a hidden key of an ordinary row gets exactly 0");
+    tensor_free(&mask); tensor_free(&att); tensor_free(&out);
+    tensor_free(&q); tensor_free(&k); tensor_free(&v);
+    mha_shared_heads_free(&m);
+}
+
+/* The wrong scale flattens every row: a smaller largest weight, a larger entropy. */
+static void test_flattening(void) {
+    struct { int B, T, D, H; } cases[] = { { 8, 10, 256, 8 }, { 4, 6, 8, 2 }, { 4, 16, 64, 4 } };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int B = cases[c].B, T = cases[c].T, D = cases[c].D, H = cases[c].H, hd = D / H;
+        MhaSharedHeads m = {0};
+        Tensor q, k, v;
+        make_case(&m, &q, &k, &v, B, T, T, D, H, 50 + c);
+        Tensor seed = tensor_new(4, (int[]){ B, H, T, T }), right = tensor_new(4, (int[]){ B, H, T, T });
+        Tensor out = tensor_new3(B, T, D);
+        mha_shared_heads_forward(out.data, seed.data, &m, q.data, k.data, v.data, NULL, sqrtf((float)D), B, T, T);
+        mha_shared_heads_forward(out.data, right.data, &m, q.data, k.data, v.data, NULL, sqrtf((float)hd), B, T, T);
+        long rows = (long)B * H * T, flatter = 0;
+        for (long r = 0; r < rows; r++) {
+            double m1, e1, m2, e2;
+            weight_stats(seed.data + r * T, 1, T, &m1, &e1);
+            weight_stats(right.data + r * T, 1, T, &m2, &e2);
+            flatter += m1 <= m2 + 1e-7 && e1 >= e2 - 1e-6;
+        }
+        double mw[2], ent[2];
+        weight_stats(seed.data, rows, T, &mw[0], &ent[0]);
+        weight_stats(right.data, rows, T, &mw[1], &ent[1]);
+        ok(flatter == rows && mw[0] < mw[1] && ent[0] > ent[1],
+           "D = %d, H = %d: sqrt(D) flattens all %ld rows: mean largest weight %.4f < %.4f, entropy %.4f > %.4f",
+           D, H, rows, mw[0], mw[1], ent[0], ent[1]);
+        if (c == 0) {
+            double deficit[2] = { log((double)T) - ent[0], log((double)T) - ent[1] };
+            ok(deficit[1] > 4 * deficit[0], "D = 256, H = 8: the distance from uniform in entropy shrinks %.1f times "
+               "(near uniform it goes as the square of the scale, H = 8)", deficit[1] / deficit[0]);
+        }
+        tensor_free(&seed); tensor_free(&right); tensor_free(&out);
+        tensor_free(&q); tensor_free(&k); tensor_free(&v);
+        mha_shared_heads_free(&m);
+    }
+}
+
+/* ---- the real programs ----------------------------------------------------------- */
+
+static char out[16384], err[16384];
+
+static int run(const char *name, const char *const *args) {
+    return run_program(program_path(name), args, out, sizeof out, err, sizeof err);
+}
+
+static Tensor load(const char *dir, const char *name) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    return npy_load(path, NPY_MASK);
+}
+
+static void save(const char *dir, const char *name, const Tensor *t) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    npy_save(path, t);
+}
+
+static void copy(const char *from_dir, const char *from, const char *to_dir, const char *to) {
+    Tensor t = load(from_dir, from);
+    dump_tensor(to_dir, to, &t);
+    tensor_free(&t);
+}
+
+/* W (D, D): H copies of w (hd, hd) down the diagonal, times factor; b (D) zeros. */
+static void block_diagonal(const char *dir, const char *name, const Tensor *w, int H, float factor) {
+    int hd = w->shape[0], D = hd * H;
+    char key[64];
+    Tensor W = tensor_new2(D, D), b = tensor_new1(D);
+    for (int h = 0; h < H; h++)
+        for (int i = 0; i < hd; i++)
+            for (int j = 0; j < hd; j++) W.data[(long)(h * hd + i) * D + h * hd + j] = w->data[i * hd + j] * factor;
+    snprintf(key, sizeof key, "%s.weight", name);
+    dump_tensor(dir, key, &W);
+    snprintf(key, sizeof key, "%s.bias", name);
+    dump_tensor(dir, key, &b);
+    tensor_free(&W); tensor_free(&b);
+}
+
+/* mha_qkv with block-diagonal W_q / sqrt(H), W_k, W_v and W_o = fc_out is this module. */
+static void test_block_diagonal(const char *tmp) {
+    static const char *const flags[3][14] = {
+        { "--batch", "2", "--seq", "5", "--kv-seq", "7", "--dim", "12", "--heads", "3", "--causal", NULL },
+        { "--batch", "1", "--seq", "6", "--dim", "8", "--heads", "2", NULL },
+        { "--batch", "2", "--seq", "10", "--dim", "256", "--heads", "8", NULL },
+    };
+    for (int c = 0; c < 3; c++) {
+        char ds[600], dq[600], oq[600];
+        const char *args[20];
+        int n = 0, H = 0;
+        snprintf(ds, sizeof ds, "%s/shared-%d", tmp, c);
+        snprintf(dq, sizeof dq, "%s/as-qkv-%d", tmp, c);
+        snprintf(oq, sizeof oq, "%s/as-qkv-out-%d", tmp, c);
+        for (int i = 0; flags[c][i]; i++) {
+            args[n++] = flags[c][i];
+            if (!strcmp(flags[c][i], "--heads")) H = atoi(flags[c][i + 1]);
+        }
+        args[n++] = "--quiet"; args[n++] = "--dump"; args[n++] = ds; args[n] = NULL;
+        int s1 = run("mha_shared_heads", args);
+        const char *small[3] = { "queries.weight", "keys.weight", "values.weight" }, *big[3] = { "W_q", "W_k", "W_v" };
+        for (int i = 0; s1 == 0 && i < 3; i++) {
+            Tensor w = load(ds, small[i]);
+            block_diagonal(dq, big[i], &w, H, i == 0 ? 1.0f / sqrtf((float)H) : 1.0f);   /* sqrt(hd) * sqrt(H) = sqrt(D) */
+            tensor_free(&w);
+        }
+        char p[1100];
+        snprintf(p, sizeof p, "%s/mask.npy", ds);
+        if (s1 == 0) {
+            copy(ds, "fc_out.weight", dq, "W_o.weight"); copy(ds, "fc_out.bias", dq, "W_o.bias");
+            copy(ds, "query", dq, "Q"); copy(ds, "keys", dq, "K"); copy(ds, "values", dq, "V");
+            if (file_exists(p)) copy(ds, "mask", dq, "mask");
+        }
+        char hs[8];
+        snprintf(hs, sizeof hs, "%d", H);
+        int s2 = run("mha_qkv", ARGS("--load", dq, "--heads", hs, "--quiet", "--dump", oq));
+        Tensor a1 = load(ds, "attn"), a2 = load(oq, "attn"), o1 = load(ds, "out"), o2 = load(oq, "out");
+        ok(s1 == 0 && s2 == 0 && a1.size == a2.size && o1.size == o2.size, "case %d: both programs run", c);
+        if (a1.size == a2.size && o1.size == o2.size) {
+            close_ok(a2.data, a1.data, a1.size, 1e-6, 0, "case %d (D = %s, H = %d): mha_qkv with block-diagonal weights "
+                     "and W_q / sqrt(H) gives the same weights", c, flags[c][c == 0 ? 7 : 5], H);
+            close_ok(o2.data, o1.data, o1.size, 1e-5, 0, "case %d: and the same output", c);
+        }
+        tensor_free(&a1); tensor_free(&a2); tensor_free(&o1); tensor_free(&o2);
+    }
+}
+
+static void test_program(const char *tmp) {
+    char d1[600], d2[600], never[600], p1[1100], p2[1100];
+    snprintf(d1, sizeof d1, "%s/first", tmp);
+    snprintf(d2, sizeof d2, "%s/second", tmp);
+    snprintf(never, sizeof never, "%s/never", tmp);
+    const char *prog = program_path("mha_shared_heads");
+
+    int status = run("mha_shared_heads", NO_ARGS);
+    ok(status == 0 && strstr(out, "attention: tensor([[[[") && strstr(out, "parameters: 120 = 3 hd^2 + D^2 + D (mha: 288"),
+       "run without flags: the weights, and 120 parameters against mha's 288");
+    status = run("mha_shared_heads", ARGS("--batch", "2", "--seq", "10", "--dim", "256", "--heads", "8"));
+    ok(status == 0 && strstr(out, "parameters: 68864 = 3 hd^2 + D^2 + D (mha: 263168 = 4D^2 + 4D)") &&
+       strstr(out, "over 10 keys"), "the seed's sizes: 68864 parameters against 263168; keys as long as the query");
+
+    status = run("mha_shared_heads", ARGS("--batch", "2", "--kv-seq", "6", "--causal", "--quiet", "--dump", d1));
+    run("mha_shared_heads", ARGS("--load", d1, "--heads", "2", "--dump", d2, "--quiet"));
+    const char *files[] = { "out", "attn", "query", "keys", "values", "mask", "values.weight", "keys.weight",
+                            "queries.weight", "fc_out.weight", "fc_out.bias" };
+    int all_same = status == 0;
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(p1, sizeof p1, "%s/%s.npy", d1, files[i]);
+        snprintf(p2, sizeof p2, "%s/%s.npy", d2, files[i]);
+        if (!same_file(p1, p2)) { all_same = 0; diag("%s differs", files[i]); }
+    }
+    ok(all_same, "--load of a --dump (S = 6 != T = 4, --causal) reproduces all eleven files byte for byte");
+    Tensor w = load(d1, "values.weight");
+    ok(w.ndim == 2 && w.shape[0] == 4 && w.shape[1] == 4, "values.weight is (hd, hd) = (4, 4)");
+    tensor_free(&w);
+
+    refuses(prog, ARGS("--load", d1, "--heads", "4", "--dump", never), "values.weight",
+            "the same files with --heads 4 are refused: the (hd, hd) layers fix H");
+    refuses(prog, ARGS("--heads", "3"), "does not divide", "--heads 3 with D = 8 is refused");
+    Tensor bad = tensor_new3(2, 4, 7);
+    save(d1, "values", &bad);
+    refuses(prog, ARGS("--load", d1, "--dump", never), "values.npy", "values longer than keys are refused, naming the file");
+    tensor_free(&bad);
+    copy(d2, "values", d1, "values");
+    bad = tensor_new2(3, 6);
+    save(d1, "mask", &bad);
+    refuses(prog, ARGS("--load", d1, "--dump", never), "does not broadcast", "a (3, S) mask against T = 4 is refused");
+    tensor_free(&bad);
+    copy(d2, "mask", d1, "mask");
+    snprintf(p1, sizeof p1, "%s/fc_out.bias.npy", d1);
+    remove(p1);
+    refuses(prog, ARGS("--load", d1, "--dump", never), "fc_out.bias", "a missing fc_out.bias is refused, naming it");
+    ok(!file_exists(never), "and no refusal wrote anything");
+    refuses(prog, ARGS("--train"), "--train", "--train is refused: seed 001 has no dropout");
+}
+
+/* Tested through the program, not called here. */
+static void unused_here(void) { (void)mha_shared_heads_load; (void)mha_shared_heads_print; (void)mha_shared_heads_dump; }
+
+int main(void) {
+    unused_here();
+    char tmp[] = "/tmp/abh-mha-shared-XXXXXX";
+    if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
+
+    test_against_reference();
+    test_fill();
+    test_flattening();
+    test_block_diagonal(tmp);
+    test_program(tmp);
+
+    remove_tree(tmp);
+    done_testing();
+    return exit_status();
+}

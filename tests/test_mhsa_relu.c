@@ -1,0 +1,277 @@
+/* Tests for chapter 8: mhsa_relu (seed 003's MultiHeadSelfAttention) and
+ * scale_study (the sqrt(d) figure).
+ *
+ * mhsa_relu: the forward pass against a double-precision reference (no scale,
+ * the additive causal mask, the ReLU); the zeros the ReLU makes; the program's
+ * files and refusals. scale_study: its table against a separate computation of
+ * the same draws in double precision, the facts the chapter reads off it, and
+ * its command line. */
+#define TESTING
+#include "mhsa_relu.c"
+#include "scale_study.c"
+#include "tap.h"
+#include "run.h"
+
+/* ---- mhsa_relu: a reference in double ------------------------------------------- */
+
+static void ref_linear(double *y, const double *x, const Tensor *w, const Tensor *b, long N, int D) {
+    for (long r = 0; r < N; r++)
+        for (int o = 0; o < D; o++) {
+            double sum = b->data[o];
+            for (int i = 0; i < D; i++) sum += x[r * D + i] * w->data[(long)o * D + i];
+            y[r * D + o] = sum;
+        }
+}
+
+/* out (B, T, D) before (pre) and after the ReLU; att (B, H, T, T). Causal: -10000
+ * added to the scores of keys after the query, in double. */
+static void reference(double *out, double *pre, double *att, const MhsaRelu *m, const float *xf, int causal, int B, int T) {
+    int D = m->dim, H = m->heads, hd = D / H;
+    long BT = (long)B * T;
+    double *x = malloc(sizeof *x * BT * D), *q = malloc(sizeof *q * BT * D), *k = malloc(sizeof *k * BT * D);
+    double *v = malloc(sizeof *v * BT * D), *mixed = calloc((size_t)BT * D, sizeof *mixed);
+    for (long i = 0; i < BT * D; i++) x[i] = xf[i];
+    ref_linear(q, x, &m->wq, &m->bq, BT, D);
+    ref_linear(k, x, &m->wk, &m->bk, BT, D);
+    ref_linear(v, x, &m->wv, &m->bv, BT, D);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++) {
+                double *a = att + (((long)b * H + h) * T + t) * T, best = -INFINITY, total = 0;
+                for (int s = 0; s < T; s++) {
+                    double dot = 0;
+                    for (int i = 0; i < hd; i++) dot += q[((long)b * T + t) * D + h * hd + i] * k[((long)b * T + s) * D + h * hd + i];
+                    a[s] = dot + (causal && s > t ? -10000.0 : 0.0);
+                    best = fmax(best, a[s]);
+                }
+                for (int s = 0; s < T; s++) total += a[s] = exp(a[s] - best);
+                for (int s = 0; s < T; s++) a[s] /= total;
+                for (int i = 0; i < hd; i++)
+                    for (int s = 0; s < T; s++) mixed[((long)b * T + t) * D + h * hd + i] += a[s] * v[((long)b * T + s) * D + h * hd + i];
+            }
+    ref_linear(pre, mixed, &m->wo, &m->bo, BT, D);
+    for (long i = 0; i < BT * D; i++) out[i] = pre[i] > 0 ? pre[i] : 0;
+    free(x); free(q); free(k); free(v); free(mixed);
+}
+
+static void make_case(MhsaRelu *m, Tensor *x, int B, int T, int D, int H, uint64_t seed) {
+    Args a = { .batch = B, .seq = T, .dim = D, .heads = H, .seed = seed };
+    mhsa_relu_make(m, x, &a);
+}
+
+static void test_against_reference(void) {
+    struct { int B, T, D, H, causal; } cases[] = {
+        { 2, 3, 8, 2, 0 }, { 5, 3, 8, 2, 1 }, { 1, 6, 64, 2, 1 }, { 3, 7, 12, 3, 0 }, { 2, 9, 32, 4, 1 },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int B = cases[c].B, T = cases[c].T, D = cases[c].D, H = cases[c].H;
+        MhsaRelu m = {0};
+        Tensor x;
+        make_case(&m, &x, B, T, D, H, 60 + c);
+        Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
+        double *ratt = malloc(sizeof(double) * att.size), *rout = malloc(sizeof(double) * out.size);
+        double *pre = malloc(sizeof(double) * out.size);
+        mhsa_relu_forward(out.data, att.data, &m, x.data, cases[c].causal, B, T);
+        reference(rout, pre, ratt, &m, x.data, cases[c].causal, B, T);
+        close_ok(out.data, rout, out.size, 1e-5, 0, "(B, T, D, H) = (%d, %d, %d, %d)%s: the output matches the reference",
+                 B, T, D, H, cases[c].causal ? ", causal" : "");
+        close_ok(att.data, ratt, att.size, 1e-6, 0, "(B, T, D, H) = (%d, %d, %d, %d)%s: the weights match",
+                 B, T, D, H, cases[c].causal ? ", causal" : "");
+        long exact = 0, negative = 0;
+        for (long i = 0; i < out.size; i++) {
+            negative += pre[i] < -1e-5;
+            exact += pre[i] < -1e-5 ? out.data[i] == 0.0f : pre[i] > 1e-5 ? out.data[i] > 0 : 1;
+        }
+        ok(exact == out.size, "(B, T, D, H) = (%d, %d, %d, %d): the ReLU zeroes exactly the %ld negative outputs",
+           B, T, D, H, negative);
+        if (cases[c].causal) {
+            long hidden = 0, zero = 0;
+            for (long r = 0; r < (long)B * H * T; r++)
+                for (int s = (int)(r % T) + 1; s < T; s++) hidden++, zero += att.data[r * T + s] == 0.0f;
+            ok(zero == hidden, "the additive -10000 gives each of the %ld later keys exactly 0 here", hidden);
+        }
+        free(ratt); free(rout); free(pre);
+        tensor_free(&att); tensor_free(&out); tensor_free(&x);
+        mhsa_relu_free(&m);
+    }
+}
+
+/* About half of the outputs are zero, and whole columns tend to be. */
+static void test_zeros(void) {
+    long zeros = 0, total = 0, dead = 0, columns = 0;
+    for (int seed = 0; seed < 20; seed++) {
+        int B = 4, T = 8, D = 32, H = 4;
+        MhsaRelu m = {0};
+        Tensor x;
+        make_case(&m, &x, B, T, D, H, 200 + seed);
+        Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
+        mhsa_relu_forward(out.data, att.data, &m, x.data, 0, B, T);
+        for (long i = 0; i < out.size; i++) zeros += out.data[i] == 0.0f;
+        total += out.size;
+        for (int j = 0; j < D; j++) {
+            long r = 0;
+            while (r < (long)B * T && out.data[r * D + j] == 0.0f) r++;
+            dead += r == (long)B * T;
+        }
+        columns += D;
+        tensor_free(&att); tensor_free(&out); tensor_free(&x);
+        mhsa_relu_free(&m);
+    }
+    double frac = (double)zeros / total, dead_frac = (double)dead / columns;
+    ok(frac > 0.35 && frac < 0.65, "over 20 fresh modules, %.0f%% of the outputs are zero: about half", 100 * frac);
+    ok(dead_frac > 0.25, "and %.0f%% of the output columns are zero at all 32 positions", 100 * dead_frac);
+}
+
+/* ---- scale_study: the same draws, recomputed in double --------------------------- */
+
+/* The table (9, 5) scale_study writes for N queries of T keys from seed, in double. */
+static void reference_study(double *table, int N, int T, uint64_t seed) {
+    Rng rng;
+    rng_seed(&rng, seed);
+    float lim = sqrtf(3.0f);
+    for (int i = 0; i < 9; i++) {
+        int d = 4 << i;
+        float *q = malloc(sizeof *q * d), *k = malloc(sizeof *k * (size_t)T * d);
+        double *s = malloc(sizeof *s * T), sum[2] = { 0, 0 }, sq[2] = { 0, 0 }, peak[2] = { 0, 0 };
+        for (int n = 0; n < N; n++) {
+            rand_uniform(q, d, -lim, lim, &rng);
+            rand_uniform(k, (long)T * d, -lim, lim, &rng);
+            for (int c = 0; c < 2; c++) {
+                double best = -INFINITY, total = 0;
+                for (int j = 0; j < T; j++) {
+                    double dot = 0;
+                    for (int e = 0; e < d; e++) dot += (double)q[e] * k[(long)j * d + e];
+                    s[j] = c ? dot / sqrt((double)d) : dot;
+                    sum[c] += s[j], sq[c] += s[j] * s[j];
+                    best = fmax(best, s[j]);
+                }
+                for (int j = 0; j < T; j++) total += exp(s[j] - best);
+                peak[c] += 1.0 / total;                 /* the largest weight: exp(0) / total */
+            }
+        }
+        double *row = table + i * 5;
+        row[0] = d;
+        for (int c = 0; c < 2; c++) {
+            double mean = sum[c] / ((double)N * T);
+            row[1 + c] = sqrt(sq[c] / ((double)N * T) - mean * mean);
+            row[3 + c] = peak[c] / N;
+        }
+        free(q); free(k); free(s);
+    }
+}
+
+static char out[16384], err[16384];
+
+static int run(const char *name, const char *const *args) {
+    return run_program(program_path(name), args, out, sizeof out, err, sizeof err);
+}
+
+static Tensor load(const char *dir, const char *name) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    return npy_load(path, NPY_FLOAT);
+}
+
+static void test_scale_study(const char *tmp) {
+    char d1[600], d2[600], never[600], p1[1100], p2[1100];
+    snprintf(d1, sizeof d1, "%s/study", tmp);
+    snprintf(d2, sizeof d2, "%s/study-again", tmp);
+    snprintf(never, sizeof never, "%s/never", tmp);
+    int status = run("scale_study", ARGS("--batch", "300", "--seq", "16", "--seed", "5", "--quiet", "--dump", d1));
+    Tensor t = load(d1, "scale");
+    ok(status == 0 && t.ndim == 2 && t.shape[0] == 9 && t.shape[1] == 5, "scale_study --dump writes scale.npy, (9, 5)");
+    double want[45];
+    reference_study(want, 300, 16, 5);
+    close_ok(t.data, want, 45, 1e-6, 1e-4, "its table is the same draws computed again in double precision");
+    int spread = 1, flat = 1, rising = 1;
+    for (int i = 0; i < 9; i++) {
+        const float *r = t.data + i * 5;
+        spread &= fabs(r[1] / sqrt(r[0]) - 1) < 0.1;
+        flat &= fabs(r[2] - 1) < 0.1 && r[4] > 0.15 && r[4] < 0.35;
+        if (i) rising &= r[3] > r[3 - 5];
+    }
+    ok(spread, "the std of q.k is sqrt(d) within 10%% at every width, 4 to 1024");
+    ok(flat, "scaled, the std stays within 10%% of 1 and the largest weight between 0.15 and 0.35");
+    ok(rising && t.data[8 * 5 + 3] > 0.9, "unscaled, the largest weight rises with d, to %.3f at d = 1024", t.data[8 * 5 + 3]);
+    tensor_free(&t);
+
+    run("scale_study", ARGS("--batch", "300", "--seq", "16", "--seed", "5", "--quiet", "--dump", d2));
+    snprintf(p1, sizeof p1, "%s/scale.npy", d1);
+    snprintf(p2, sizeof p2, "%s/scale.npy", d2);
+    ok(same_file(p1, p2), "the same seed gives the same bytes");
+    status = run("scale_study", ARGS("--batch", "50", "--seq", "4"));
+    ok(status == 0 && strstr(out, "50 queries per width, each against 4 keys") && strstr(out, "  1024 ") &&
+       strstr(out, "a uniform row of 4 keys: 0.2500"), "scale_study prints its table, d = 4 .. 1024");
+    const char *prog = program_path("scale_study");
+    refuses(prog, ARGS("--dim", "8", "--dump", never), "--dim", "--dim is refused: the study sweeps d");
+    refuses(prog, ARGS("--load", d1), "--load", "--load is refused: the study draws its own numbers");
+    refuses(prog, ARGS("--heads", "2"), "--heads", "--heads is refused");
+    ok(!file_exists(never), "and nothing is written");
+}
+
+/* ---- the mhsa_relu program ----------------------------------------------------- */
+
+static void test_program(const char *tmp) {
+    char d1[600], d2[600], never[600], p1[1100], p2[1100];
+    snprintf(d1, sizeof d1, "%s/first", tmp);
+    snprintf(d2, sizeof d2, "%s/second", tmp);
+    snprintf(never, sizeof never, "%s/never", tmp);
+    const char *prog = program_path("mhsa_relu");
+
+    int status = run("mhsa_relu", NO_ARGS);
+    ok(status == 0 && strstr(out, "num_header=2, masked=False) on x (2, 3, 8)") && strstr(out, "output: tensor([[[") &&
+       strstr(out, "zeros in the output: ") && strstr(out, "parameters: 288"), "run without flags: the seed's sizes, the zeros counted");
+    status = run("mhsa_relu", ARGS("--causal", "--batch", "3", "--quiet", "--dump", d1));
+    run("mhsa_relu", ARGS("--load", d1, "--causal", "--dump", d2, "--quiet"));
+    const char *files[] = { "out", "attn", "x", "wq.0.weight", "wq.0.bias", "wk.0.weight", "wk.0.bias",
+                            "wv.0.weight", "wv.0.bias", "wo.0.weight", "wo.0.bias" };
+    int all_same = status == 0;
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(p1, sizeof p1, "%s/%s.npy", d1, files[i]);
+        snprintf(p2, sizeof p2, "%s/%s.npy", d2, files[i]);
+        if (!same_file(p1, p2)) { all_same = 0; diag("%s differs", files[i]); }
+    }
+    ok(all_same, "--load of a --causal --dump, with --causal again, reproduces all eleven files byte for byte");
+    snprintf(p1, sizeof p1, "%s/mask.npy", d1);
+    ok(!file_exists(p1), "no mask file: the seed's mask is made from T inside forward");
+    status = run("mhsa_relu", ARGS("--load", d1, "--quiet", "--dump", d2));
+    Tensor a1 = load(d1, "attn"), a2 = load(d2, "attn");
+    ok(status == 0 && memcmp(a1.data, a2.data, sizeof(float) * a1.size) != 0, "the same files without --causal attend to later keys");
+    tensor_free(&a1); tensor_free(&a2);
+
+    refuses(prog, ARGS("--heads", "3"), "does not divide", "--heads 3 with D = 8 is refused");
+    refuses(prog, ARGS("--kv-seq", "4"), "--kv-seq", "--kv-seq is refused: self-attention");
+    refuses(prog, ARGS("--train"), "--train", "--train is refused: seed 003 has no dropout");
+    Tensor bad = tensor_new2(3, 8);
+    snprintf(p1, sizeof p1, "%s/x.npy", d1);
+    npy_save(p1, &bad);
+    tensor_free(&bad);
+    refuses(prog, ARGS("--load", d1, "--dump", never), "x.npy", "a 2-d x is refused, naming x.npy");
+    {                                                
+        Tensor x = load(d2, "x");
+        npy_save(p1, &x);
+        tensor_free(&x);
+    }
+    snprintf(p1, sizeof p1, "%s/wo.0.weight.npy", d1);
+    remove(p1);
+    refuses(prog, ARGS("--load", d1, "--dump", never), "wo.0.weight", "a missing wo.0.weight is refused, naming it");
+    ok(!file_exists(never), "and no refusal wrote anything");
+}
+
+/* Tested through the programs, not called here. */
+static void unused_here(void) { (void)mhsa_relu_load; (void)mhsa_relu_print; (void)mhsa_relu_dump; (void)study_one_width; (void)study_width; }
+
+int main(void) {
+    unused_here();
+    char tmp[] = "/tmp/abh-mhsa-relu-XXXXXX";
+    if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
+
+    test_against_reference();
+    test_zeros();
+    test_scale_study(tmp);
+    test_program(tmp);
+
+    remove_tree(tmp);
+    done_testing();
+    return exit_status();
+}
