@@ -1,0 +1,426 @@
+/* Tests for chapter 6, part 2: GroupedQueryAttention (gqa).
+ *
+ * gqa.c is included with TESTING defined. The reference is a double-precision
+ * loop over query heads, one at a time, in which head h reads key/value head
+ * h / (H/G), PyTorch's repeat_interleave; hidden keys are left out of the
+ * softmax and a query that sees no key gets NaN, as -inf makes it. The
+ * cross-program checks run the real binaries: gqa --kv-heads 1 against
+ * $ABH_BIN/mqa, and gqa --kv-heads H against chapter 5's $ABH_BIN/mha, byte
+ * for byte. */
+#define TESTING
+#include "gqa.c"
+#include "tap.h"
+#include "run.h"
+
+/* ---- an independent reference, in double precision ---------------------- */
+
+static void ref_linear(double *y, const float *xf, const double *xd, const Tensor *w, const Tensor *b, long N,
+                       int in, int out) {
+    for (long r = 0; r < N; r++)
+        for (int o = 0; o < out; o++) {
+            double sum = b->data[o];
+            for (int i = 0; i < in; i++) sum += (xf ? (double)xf[r * in + i] : xd[r * in + i]) * w->data[(long)o * in + i];
+            y[r * out + o] = sum;
+        }
+}
+
+/* GQA in double. vis (B, H, T, T) or NULL. att (B, H, T, T), out (B, T, D).
+ * k and v are (B, T, G*hd): key head g of position (b, s) is k[(b*T + s)*G*hd + g*hd ..]. */
+static void reference(double *out, double *att, const GQA *m, const float *x, const float *vis, int B, int T) {
+    int D = m->dim, H = m->heads, G = m->kv_heads, hd = D / H, Ghd = G * hd, R = H / G;
+    long BT = (long)B * T;
+    double *q = calloc(BT * D, sizeof *q), *k = calloc(BT * Ghd, sizeof *k), *v = calloc(BT * Ghd, sizeof *v);
+    double *mixed = calloc(BT * D, sizeof *mixed);
+    ref_linear(q, x, NULL, &m->q_w, &m->q_b, BT, D, D);
+    ref_linear(k, x, NULL, &m->k_w, &m->k_b, BT, D, Ghd);
+    ref_linear(v, x, NULL, &m->v_w, &m->v_b, BT, D, Ghd);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            int g = h / R;                                   /* repeat_interleave: k0 k0 k1 k1 ... */
+            for (int t = 0; t < T; t++) {
+                double *row = att + (((long)b * H + h) * T + t) * T, best = -INFINITY, total = 0;
+                const float *seen = vis ? vis + (((long)b * H + h) * T + t) * T : NULL;
+                for (int s = 0; s < T; s++) {
+                    double dot = 0;
+                    for (int i = 0; i < hd; i++)
+                        dot += q[((long)b * T + t) * D + h * hd + i] * k[((long)b * T + s) * Ghd + g * hd + i];
+                    row[s] = dot / sqrt((double)hd);
+                    if ((!seen || seen[s]) && row[s] > best) best = row[s];
+                }
+                for (int s = 0; s < T; s++) {
+                    row[s] = best == -INFINITY ? NAN : (!seen || seen[s]) ? exp(row[s] - best) : 0.0;
+                    total += row[s];
+                }
+                for (int s = 0; s < T; s++) row[s] /= total;
+                for (int i = 0; i < hd; i++) {
+                    double sum = 0;
+                    for (int s = 0; s < T; s++) sum += row[s] * v[((long)b * T + s) * Ghd + g * hd + i];
+                    mixed[((long)b * T + t) * D + h * hd + i] = sum;
+                }
+            }
+        }
+    ref_linear(out, NULL, mixed, &m->o_w, &m->o_b, BT, D, D);
+    free(q); free(k); free(v); free(mixed);
+}
+
+/* ---- cases and masks ------------------------------------------------------- */
+
+static void make_case(GQA *m, Tensor *x, int B, int T, int D, int H, int G, uint64_t seed) {
+    Args a = { .batch = B, .seq = T, .dim = D, .heads = H, .kv_heads = G, .seed = seed };
+    Tensor none;
+    gqa_make(m, x, &none, &a);
+}
+
+static float pattern(long i, unsigned salt) {
+    uint64_t z = (uint64_t)i * 0x9E3779B97F4A7C15u + salt;
+    z ^= z >> 29; z *= 0xBF58476D1CE4E5B9u; z ^= z >> 32;
+    return (float)(z % 3 != 0);
+}
+
+/* vis (B, H, T, T) from a mask of any shape that broadcasts to it; no strides. */
+static void expand(float *vis, const Tensor *mask, int B, int H, int T) {
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++)
+                for (int s = 0; s < T; s++) {
+                    int coord[4] = { b, h, t, s }, off = 4 - mask->ndim;
+                    long j = 0;
+                    for (int d = 0; d < mask->ndim; d++)
+                        j = j * mask->shape[d] + (mask->shape[d] == 1 ? 0 : coord[off + d]);
+                    vis[(((long)b * H + h) * T + t) * T + s] = mask->data[j] != 0.0f;
+                }
+}
+
+static int same_floats(const float *a, const float *b, long n) { return memcmp(a, b, (size_t)n * sizeof(float)) == 0; }
+
+/* ---- the forward pass against the reference ------------------------------------ */
+
+static void check(const char *what, const GQA *m, const Tensor *x, const Tensor *mask, int B, int T) {
+    int D = m->dim, H = m->heads;
+    long n = (long)B * H * T * T;
+    Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
+    float *vis = malloc((size_t)n * sizeof *vis);
+    double *ratt = calloc(n, sizeof *ratt), *rout = calloc(out.size, sizeof *rout);
+    if (mask) expand(vis, mask, B, H, T);
+    gqa_forward(out.data, att.data, m, x->data, mask, B, T);
+    reference(rout, ratt, m, x->data, mask ? vis : NULL, B, T);
+    close_ok(out.data, rout, out.size, 1e-5, 0, "%s: the output matches a head-by-head double reference", what);
+    close_ok(att.data, ratt, n, 1e-6, 0, "%s: the weights (B, H, T, T) match the reference", what);
+    long leaked = 0, rows = 0;
+    double worst = 0;
+    for (long r = 0; r < n / T; r++) {
+        double sum = 0;
+        int any = 0;
+        for (int s = 0; s < T; s++) any |= !mask || vis[r * T + s];
+        if (!any) continue;
+        for (int s = 0; s < T; s++) {
+            if (mask && !vis[r * T + s]) leaked += att.data[r * T + s] != 0.0f;
+            sum += att.data[r * T + s];
+        }
+        rows++, worst = fmax(worst, fabs(sum - 1));
+    }
+    ok(leaked == 0 && worst <= 1e-6, "%s: hidden keys get exactly 0, and each of %ld rows sums to 1", what, rows);
+    if (leaked || worst > 1e-6) diag("%ld hidden keys got weight; worst row off by %g", leaked, worst);
+    free(vis); free(ratt); free(rout);
+    tensor_free(&att); tensor_free(&out);
+}
+
+static void test_against_reference(void) {
+    struct { int B, T, D, H, G, causal; const char *what; } cases[] = {
+        { 1, 4, 8, 4, 2, 0, "the default case: H = 4, G = 2" },
+        { 1, 4, 8, 4, 2, 1, "the default case with --causal" },
+        { 2, 5, 12, 6, 3, 0, "(2, 5, 12), H = 6, G = 3" },
+        { 2, 6, 16, 4, 1, 1, "G = 1 (MQA), --causal" },
+        { 3, 5, 16, 4, 4, 1, "G = H = 4 (MHA), --causal" },
+        { 2, 7, 24, 8, 2, 0, "H = 8, G = 2: four query heads per group" },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        GQA m = {0};
+        Tensor x, mask = {0};
+        make_case(&m, &x, cases[c].B, cases[c].T, cases[c].D, cases[c].H, cases[c].G, 30 + c);
+        heads_mask_final(&mask, cases[c].causal, cases[c].T);
+        check(cases[c].what, &m, &x, mask.data ? &mask : NULL, cases[c].B, cases[c].T);
+        tensor_free(&x); tensor_free(&mask);
+        gqa_free(&m);
+    }
+    GQA m = {0};
+    Tensor x, mask = tensor_new(4, (int[]){ 2, 1, 5, 5 });
+    make_case(&m, &x, 2, 5, 12, 6, 2, 41);
+    for (long i = 0; i < mask.size; i++) mask.data[i] = pattern(i, 5);
+    for (long r = 0; r < mask.size / 5; r++) mask.data[r * 5 + r % 5] = 1;
+    check("a scattered (B, 1, T, T) mask, H = 6, G = 2", &m, &x, &mask, 2, 5);
+    tensor_free(&x); tensor_free(&mask);
+    gqa_free(&m);
+}
+
+/* ---- grouping is repeat_interleave, bit for bit ----------------------------------- */
+
+/* The same module with its G key/value heads repeated R times each (k0 k0 k1 k1 ...),
+ * as PyTorch's repeat_interleave does, run as G' = H: must give the same bits. */
+static void test_grouping_is_repeat(void) {
+    int B = 2, T = 5, D = 12, H = 6, G = 2, hd = 2, R = 3;
+    GQA m = {0}, rep = { .dim = D, .heads = H, .kv_heads = H };
+    Tensor x;
+    make_case(&m, &x, B, T, D, H, G, 12);
+    rep.q_w = tensor_new2(D, D); rep.q_b = tensor_new1(D); rep.o_w = tensor_new2(D, D); rep.o_b = tensor_new1(D);
+    memcpy(rep.q_w.data, m.q_w.data, sizeof(float) * D * D); memcpy(rep.q_b.data, m.q_b.data, sizeof(float) * D);
+    memcpy(rep.o_w.data, m.o_w.data, sizeof(float) * D * D); memcpy(rep.o_b.data, m.o_b.data, sizeof(float) * D);
+    rep.k_w = tensor_new2(D, D); rep.k_b = tensor_new1(D); rep.v_w = tensor_new2(D, D); rep.v_b = tensor_new1(D);
+    for (int h = 0; h < H; h++) {                              /* head h <- kv head h / R */
+        int g = h / R;
+        memcpy(rep.k_w.data + h * hd * D, m.k_w.data + g * hd * D, sizeof(float) * hd * D);
+        memcpy(rep.v_w.data + h * hd * D, m.v_w.data + g * hd * D, sizeof(float) * hd * D);
+        memcpy(rep.k_b.data + h * hd, m.k_b.data + g * hd, sizeof(float) * hd);
+        memcpy(rep.v_b.data + h * hd, m.v_b.data + g * hd, sizeof(float) * hd);
+    }
+    Tensor causal = {0};
+    heads_mask_final(&causal, 1, T);
+    Tensor a1 = tensor_new(4, (int[]){ B, H, T, T }), a2 = tensor_new(4, (int[]){ B, H, T, T });
+    Tensor o1 = tensor_new3(B, T, D), o2 = tensor_new3(B, T, D);
+    gqa_forward(o1.data, a1.data, &m, x.data, &causal, B, T);
+    gqa_forward(o2.data, a2.data, &rep, x.data, &causal, B, T);
+    ok(same_floats(a1.data, a2.data, a1.size) && same_floats(o1.data, o2.data, o1.size),
+       "G = 2 grouped gives exactly the bits of its key/value heads repeat_interleaved to G = H = 6");
+    tensor_free(&a1); tensor_free(&a2); tensor_free(&o1); tensor_free(&o2); tensor_free(&causal);
+    tensor_free(&x);
+    gqa_free(&m); gqa_free(&rep);
+}
+
+/* ---- masks ------------------------------------------------------------------------ */
+
+static void test_mask_shapes(void) {
+    int B = 2, H = 4, G = 2, T = 4, D = 8;
+    static const int shapes[][5] = {
+        { 1, 4 }, { 2, 4, 4 }, { 3, 4, 4, 4 }, { 4, 2, 1, 1, 4 }, { 4, 2, 1, 4, 4 }, { 4, 2, 4, 4, 4 }, { 4, 1, 4, 4, 1 },
+    };
+    GQA m = {0};
+    Tensor x;
+    make_case(&m, &x, B, T, D, H, G, 7);
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        Tensor mask = tensor_new(shapes[c][0], shapes[c] + 1), full = tensor_new(4, (int[]){ B, H, T, T });
+        for (long i = 0; i < mask.size; i++) mask.data[i] = pattern(i, 10 + (unsigned)c);
+        expand(full.data, &mask, B, H, T);
+        Tensor a1 = tensor_new(4, (int[]){ B, H, T, T }), a2 = tensor_new(4, (int[]){ B, H, T, T });
+        Tensor o1 = tensor_new3(B, T, D), o2 = tensor_new3(B, T, D);
+        gqa_forward(o1.data, a1.data, &m, x.data, &mask, B, T);
+        gqa_forward(o2.data, a2.data, &m, x.data, &full, B, T);
+        char s[64];
+        shape_str(s, sizeof s, mask.ndim, mask.shape);
+        ok(same_floats(a1.data, a2.data, a1.size) && same_floats(o1.data, o2.data, o1.size),
+           "a mask of shape %s gives exactly what its explicit (2, 4, 4, 4) expansion gives", s);
+        tensor_free(&mask); tensor_free(&full); tensor_free(&a1); tensor_free(&a2);
+        tensor_free(&o1); tensor_free(&o2);
+    }
+    /* -inf: one query of one head sees nothing */
+    Tensor mask = tensor_new(4, (int[]){ 1, H, T, T });
+    for (long i = 0; i < mask.size; i++) mask.data[i] = 1;
+    for (int s = 0; s < T; s++) mask.data[(3 * T + 1) * T + s] = 0;       /* head 3, query 1 */
+    Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
+    gqa_forward(out.data, att.data, &m, x.data, &mask, B, T);
+    int nan_row = 1, finite_else = 1;
+    for (long i = 0; i < att.size; i++) {
+        int h = (int)(i / (T * T) % H), t = (int)(i / T % T);
+        if (h == 3 && t == 1) nan_row &= isnan(att.data[i]) != 0;
+        else finite_else &= isfinite(att.data[i]) != 0;
+    }
+    for (long i = 0; i < out.size; i++) {
+        int t = (int)(i / D % T);
+        if (t == 1) nan_row &= isnan(out.data[i]) != 0;
+        else finite_else &= isfinite(out.data[i]) != 0;
+    }
+    ok(nan_row, "-inf: a query that sees no key gets NaN weights, and NaN in all D outputs of its position");
+    ok(finite_else, "every other weight and output is finite, the other head of its group included");
+    tensor_free(&att); tensor_free(&out); tensor_free(&mask);
+    tensor_free(&x);
+    gqa_free(&m);
+}
+
+/* ---- the program, and the two other programs it must equal ------------------------- */
+
+static char out[16384], err[16384];
+
+static int run(const char *name, const char *const *args) {
+    return run_program(program_path(name), args, out, sizeof out, err, sizeof err);
+}
+
+static Tensor load(const char *dir, const char *name) {
+    char path[1400];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    return npy_load(path, NPY_MASK);
+}
+
+static void save(const char *dir, const char *name, const Tensor *t) {
+    char path[1400];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    npy_save(path, t);
+}
+
+/* DIR1/NAME1.npy -> DIR2/NAME2.npy, byte for byte; 0 if the source is missing. */
+static int copy_npy(const char *d1, const char *n1, const char *d2, const char *n2) {
+    char p1[1400], p2[1400];
+    snprintf(p1, sizeof p1, "%s/%s.npy", d1, n1);
+    snprintf(p2, sizeof p2, "%s/%s.npy", d2, n2);
+    FILE *in = fopen(p1, "rb");
+    if (!in) return 0;
+    FILE *to = fopen(p2, "wb");
+    int c;
+    while ((c = fgetc(in)) != EOF) fputc(c, to);
+    fclose(in); fclose(to);
+    return 1;
+}
+
+/* out.npy and attn.npy of two dumps hold the same bytes. */
+static int same_results(const char *d1, const char *d2) {
+    char p1[1400], p2[1400];
+    int same = 1;
+    for (const char *f = "out\0attn\0"; *f; f += strlen(f) + 1) {
+        snprintf(p1, sizeof p1, "%s/%s.npy", d1, f);
+        snprintf(p2, sizeof p2, "%s/%s.npy", d2, f);
+        if (!same_file(p1, p2)) { same = 0; diag("%s and %s differ", p1, p2); }
+    }
+    return same;
+}
+
+static const char *const cases[][12] = {       /* gqa flags, without --kv-heads */
+    { "--heads", "4", NULL },
+    { "--batch", "2", "--seq", "5", "--dim", "12", "--heads", "6", "--causal", NULL },
+    { "--batch", "3", "--seq", "7", "--dim", "16", "--heads", "8", "--causal", "--seed", "9", NULL },
+};
+
+/* argv for gqa: the case's flags, then --kv-heads G --dump DIR --quiet. */
+static const char *const *gqa_args(const char **argv, int c, const char *G, const char *dir) {
+    int n = 0;
+    while (cases[c][n]) argv[n] = cases[c][n], n++;
+    argv[n++] = "--kv-heads", argv[n++] = G, argv[n++] = "--dump", argv[n++] = dir, argv[n++] = "--quiet";
+    argv[n] = NULL;
+    return argv;
+}
+
+static const char *heads_of(int c) {
+    for (int i = 0; cases[c][i]; i++) if (!strcmp(cases[c][i], "--heads")) return cases[c][i + 1];
+    return "4";
+}
+
+static void test_is_mqa(const char *tmp) {
+    char g[600], m[600], m2[600];
+    static const char *const names[][2] = {
+        { "q_proj.weight", "W_Q.weight" }, { "q_proj.bias", "W_Q.bias" }, { "k_proj.weight", "W_K.weight" },
+        { "k_proj.bias", "W_K.bias" }, { "v_proj.weight", "W_V.weight" }, { "v_proj.bias", "W_V.bias" },
+        { "o_proj.weight", "W_O.weight" }, { "o_proj.bias", "W_O.bias" }, { "X", "x" }, { "attention_mask", "mask" },
+    };
+    for (int c = 0; c < 3; c++) {
+        const char *argv[24];
+        snprintf(g, sizeof g, "%s/g1-%d", tmp, c);
+        snprintf(m, sizeof m, "%s/m-%d", tmp, c);
+        snprintf(m2, sizeof m2, "%s/m2-%d", tmp, c);
+        int status = run("gqa", gqa_args(argv, c, "1", g));
+        mkdir(m, 0777);
+        for (int i = 0; i < 10; i++) copy_npy(g, names[i][0], m, names[i][1]);
+        status |= run("mqa", ARGS("--load", m, "--heads", heads_of(c), "--dump", m2, "--quiet"));
+        ok(status == 0 && same_results(g, m2),
+           "gqa --kv-heads 1 and mqa on the same files (renamed), case %d: out.npy and attn.npy byte for byte", c);
+    }
+}
+
+static void test_is_mha(const char *tmp) {
+    if (!ok(file_exists(program_path("mha")), "chapter 5's %s is built, to compare with", program_path("mha"))) return;
+    char g[600], h[600];
+    for (int c = 0; c < 3; c++) {
+        const char *argv[24];
+        snprintf(g, sizeof g, "%s/gh-%d", tmp, c);
+        snprintf(h, sizeof h, "%s/h-%d", tmp, c);
+        int status = run("gqa", gqa_args(argv, c, heads_of(c), g));
+        status |= run("mha", ARGS("--load", g, "--heads", heads_of(c), "--dump", h, "--quiet"));
+        if (status) diag("mha: %s", err);
+        ok(status == 0 && same_results(g, h),
+           "gqa --kv-heads H and mha on the same files, case %d: out.npy and attn.npy byte for byte", c);
+    }
+    /* a query that sees nothing: -1e20 makes it uniform, -inf NaN; the rest still agrees */
+    snprintf(g, sizeof g, "%s/gh-0", tmp);
+    snprintf(h, sizeof h, "%s/h-nan", tmp);
+    Tensor rows = tensor_new(4, (int[]){ 1, 1, 4, 1 });
+    for (int t = 0; t < 4; t++) rows.data[t] = t != 2;                    /* query 2 sees nothing */
+    save(g, "attention_mask", &rows);
+    tensor_free(&rows);
+    int status = run("gqa", ARGS("--load", g, "--heads", "4", "--dump", g, "--quiet"));
+    status |= run("mha", ARGS("--load", g, "--heads", "4", "--dump", h, "--quiet"));
+    Tensor ga = load(g, "attn"), ha = load(h, "attn");
+    int differs_right = status == 0 && ga.size == ha.size;
+    for (long i = 0; differs_right && i < ga.size; i++) {
+        int t = (int)(i / 4 % 4);
+        differs_right &= t == 2 ? isnan(ga.data[i]) && ha.data[i] == 0.25f : ga.data[i] == ha.data[i];
+    }
+    ok(differs_right, "a fully hidden query: mha's row is uniform (-1e20), gqa's NaN (-inf); every other weight equal");
+    tensor_free(&ga); tensor_free(&ha);
+}
+
+static void test_program(const char *tmp) {
+    char d1[600], d2[600], never[600], p1[1400];
+    snprintf(d1, sizeof d1, "%s/one", tmp);
+    snprintf(d2, sizeof d2, "%s/two", tmp);
+    snprintf(never, sizeof never, "%s/never", tmp);
+    int status = run("gqa", ARGS("--batch", "2", "--seq", "5", "--dim", "12", "--heads", "6", "--kv-heads", "3",
+                                 "--causal", "--dump", d1));
+    ok(status == 0 && strstr(out, "GroupedQueryAttention(dim=12, heads=6, kv_heads=3)") &&
+       strstr(out, "0-1 -> 0, 2-3 -> 1, 4-5 -> 2") && strstr(out, "cached per position: 12 numbers of K and V (MHA: 24)"),
+       "gqa runs and prints which query heads read which key/value head");
+    Tensor k = load(d1, "k_proj.weight"), a = load(d1, "attn"), mask = load(d1, "attention_mask");
+    ok(k.ndim == 2 && k.shape[0] == 6 && k.shape[1] == 12 && a.ndim == 4 && a.shape[0] == 2 && a.shape[1] == 6 &&
+       a.shape[2] == 5 && a.shape[3] == 5 && mask.ndim == 2,
+       "--dump writes k_proj.weight (G*hd, D) = (6, 12), attn (B, H, T, T) and the (T, T) mask");
+    tensor_free(&k); tensor_free(&a); tensor_free(&mask);
+
+    status = run("gqa", ARGS("--load", d1, "--heads", "6", "--dump", d2, "--quiet"));
+    ok(status == 0 && same_results(d1, d2), "--load without --kv-heads reads G = 3 from k_proj.weight: same bytes");
+    status = run("gqa", ARGS("--load", d1, "--heads", "6", "--kv-heads", "3", "--dump", d2, "--quiet"));
+    ok(status == 0 && same_results(d1, d2), "--load with an agreeing --kv-heads 3: same bytes");
+
+    refuses(program_path("gqa"), ARGS("--heads", "4", "--kv-heads", "3", "--dump", never), "does not divide --heads",
+            "--kv-heads 3 with --heads 4 is refused");
+    refuses(program_path("gqa"), ARGS("--heads", "4", "--kv-heads", "8", "--dump", never), "does not divide --heads",
+            "--kv-heads 8 with --heads 4 is refused");
+    refuses(program_path("gqa"), ARGS("--heads", "3", "--kv-heads", "1", "--dump", never), "does not divide --dim",
+            "--heads 3 with --dim 8 is refused");
+    refuses(program_path("gqa"), ARGS("--load", d1, "--heads", "6", "--kv-heads", "2", "--dump", never),
+            "--kv-heads 2 disagrees", "--kv-heads 2 beside a dump with G = 3 is refused, naming k_proj.weight");
+    refuses(program_path("gqa"), ARGS("--load", d1, "--heads", "3", "--dump", never), "k_proj.weight must be (G*hd, D)",
+            "--heads 3 beside that dump is refused: hd = 4 does not divide k_proj's 6 rows");
+    refuses(program_path("gqa"), ARGS("--train"), "--train", "--train is refused: this GQA has no dropout");
+
+    Tensor odd = tensor_new2(5, 12);                                     /* 5 rows: not a multiple of hd = 2 */
+    save(d1, "k_proj.weight", &odd);
+    tensor_free(&odd);
+    refuses(program_path("gqa"), ARGS("--load", d1, "--heads", "6", "--dump", never), "k_proj.weight must be (G*hd, D)",
+            "a k_proj.weight whose rows are not a multiple of hd is refused");
+    Tensor four = tensor_new2(4, 12), four_b = tensor_new1(4);         /* k says G = 2, v still has G = 3 */
+    save(d1, "k_proj.weight", &four);
+    save(d1, "k_proj.bias", &four_b);
+    tensor_free(&four); tensor_free(&four_b);
+    refuses(program_path("gqa"), ARGS("--load", d1, "--heads", "6", "--dump", never), "v_proj.weight.npy: shape (6, 12), expected (4, 12)",
+            "a v_proj.weight of another shape than k_proj's is refused, naming the file");
+    Tensor bad = tensor_new3(2, 5, 5);                                    /* (B, T, T): B = 2 meets H = 6 */
+    save(d2, "attention_mask", &bad);
+    tensor_free(&bad);
+    refuses(program_path("gqa"), ARGS("--load", d2, "--heads", "6", "--dump", never), "(B, 1, T, T)",
+            "a (B, T, T) mask is refused against (B, H, T, T)");
+    snprintf(p1, sizeof p1, "%s/attention_mask.npy", d2);
+    remove(p1);
+    ok(!file_exists(never), "no refused run left anything behind: the --dump directory was never made");
+}
+
+int main(void) {
+    char tmp[] = "/tmp/abh-gqa-XXXXXX";
+    if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
+    (void)gqa_load; (void)gqa_print; (void)gqa_dump;      /* tested through the program */
+
+    test_against_reference();
+    test_grouping_is_repeat();
+    test_mask_shapes();
+    test_is_mqa(tmp);
+    test_is_mha(tmp);
+    test_program(tmp);
+
+    remove_tree(tmp);
+    done_testing();
+    return exit_status();
+}

@@ -1,0 +1,402 @@
+/* Tests for chapter 6, part 1: MultiQueryAttention (mqa) and the KV-cache table (kv_cache).
+ *
+ * mqa.c and kv_cache.c are included with TESTING defined. The reference below is
+ * a separate double-precision loop over heads, one at a time, that never fills
+ * anything: hidden keys are left out of the softmax, and a query that sees no key
+ * gets NaN, which is what -inf makes of it. The command-line checks run the real
+ * programs, $ABH_BIN/mqa and $ABH_BIN/kv_cache. gqa's equalities with mqa and mha
+ * are in test_gqa.c. */
+#define TESTING
+#include "mqa.c"
+#include "kv_cache.c"
+#include "tap.h"
+#include "run.h"
+
+/* ---- an independent reference, in double precision ---------------------- */
+
+/* y (N, out) = x (N, in) @ w^T + b, in double. */
+static void ref_linear(double *y, const float *xf, const double *xd, const Tensor *w, const Tensor *b, long N,
+                       int in, int out) {
+    for (long r = 0; r < N; r++)
+        for (int o = 0; o < out; o++) {
+            double sum = b->data[o];
+            for (int i = 0; i < in; i++) sum += (xf ? (double)xf[r * in + i] : xd[r * in + i]) * w->data[(long)o * in + i];
+            y[r * out + o] = sum;
+        }
+}
+
+/* MQA in double. vis (B, H, T, T): 1 where a key is visible, or NULL. att (B, H, T, T),
+ * out (B, T, D). Every head h reads the same key and value rows: K (B, T, hd), V (B, T, hd). */
+static void reference(double *out, double *att, const MQA *m, const float *x, const float *vis, int B, int T) {
+    int D = m->dim, H = m->heads, hd = D / H;
+    long BT = (long)B * T;
+    double *q = calloc(BT * D, sizeof *q), *k = calloc(BT * hd, sizeof *k), *v = calloc(BT * hd, sizeof *v);
+    double *mixed = calloc(BT * D, sizeof *mixed);
+    ref_linear(q, x, NULL, &m->q_w, &m->q_b, BT, D, D);
+    ref_linear(k, x, NULL, &m->k_w, &m->k_b, BT, D, hd);
+    ref_linear(v, x, NULL, &m->v_w, &m->v_b, BT, D, hd);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++) {
+                double *row = att + (((long)b * H + h) * T + t) * T, best = -INFINITY, total = 0;
+                const float *seen = vis ? vis + (((long)b * H + h) * T + t) * T : NULL;
+                for (int s = 0; s < T; s++) {
+                    double dot = 0;
+                    for (int i = 0; i < hd; i++) dot += q[((long)b * T + t) * D + h * hd + i] * k[((long)b * T + s) * hd + i];
+                    row[s] = dot / sqrt((double)hd);
+                    if ((!seen || seen[s]) && row[s] > best) best = row[s];
+                }
+                for (int s = 0; s < T; s++) {
+                    row[s] = best == -INFINITY ? NAN : (!seen || seen[s]) ? exp(row[s] - best) : 0.0;
+                    total += row[s];
+                }
+                for (int s = 0; s < T; s++) row[s] /= total;
+                for (int i = 0; i < hd; i++) {                      /* head h's slice of position (b, t) */
+                    double sum = 0;
+                    for (int s = 0; s < T; s++) sum += row[s] * v[((long)b * T + s) * hd + i];
+                    mixed[((long)b * T + t) * D + h * hd + i] = sum;
+                }
+            }
+    ref_linear(out, NULL, mixed, &m->o_w, &m->o_b, BT, D, D);
+    free(q); free(k); free(v); free(mixed);
+}
+
+/* ---- cases and masks ------------------------------------------------------- */
+
+static void make_case(MQA *m, Tensor *x, int B, int T, int D, int H, uint64_t seed) {
+    Args a = { .batch = B, .seq = T, .dim = D, .heads = H, .seed = seed };
+    Tensor none;
+    mqa_make(m, x, &none, &a);
+}
+
+/* A fixed 0/1 pattern that looks random: about two thirds visible. */
+static float pattern(long i, unsigned salt) {
+    uint64_t z = (uint64_t)i * 0x9E3779B97F4A7C15u + salt;
+    z ^= z >> 29; z *= 0xBF58476D1CE4E5B9u; z ^= z >> 32;
+    return (float)(z % 3 != 0);
+}
+
+/* vis (B, H, T, T) spelled out from a mask of any shape that broadcasts to it,
+ * coordinates read from the right, a size-1 axis always at 0. No strides. */
+static void expand(float *vis, const Tensor *mask, int B, int H, int T) {
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++)
+                for (int s = 0; s < T; s++) {
+                    int coord[4] = { b, h, t, s }, off = 4 - mask->ndim;
+                    long j = 0;
+                    for (int d = 0; d < mask->ndim; d++)
+                        j = j * mask->shape[d] + (mask->shape[d] == 1 ? 0 : coord[off + d]);
+                    vis[(((long)b * H + h) * T + t) * T + s] = mask->data[j] != 0.0f;
+                }
+}
+
+static int same_floats(const float *a, const float *b, long n) { return memcmp(a, b, (size_t)n * sizeof(float)) == 0; }
+
+/* ---- the forward pass against the reference ------------------------------------ */
+
+static void check(const char *what, const MQA *m, const Tensor *x, const Tensor *mask, int B, int T) {
+    int D = m->dim, H = m->heads;
+    long n = (long)B * H * T * T;
+    Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
+    float *vis = malloc((size_t)n * sizeof *vis);
+    double *ratt = calloc(n, sizeof *ratt), *rout = calloc(out.size, sizeof *rout);
+    if (mask) expand(vis, mask, B, H, T);
+    mqa_forward(out.data, att.data, m, x->data, mask, B, T);
+    reference(rout, ratt, m, x->data, mask ? vis : NULL, B, T);
+    close_ok(out.data, rout, out.size, 1e-5, 0, "%s: the output matches a head-by-head double reference", what);
+    close_ok(att.data, ratt, n, 1e-6, 0, "%s: the weights (B, H, T, T) match the reference", what);
+    long leaked = 0, rows = 0;
+    double worst = 0;
+    for (long r = 0; r < n / T; r++) {
+        double sum = 0;
+        int any = 0;
+        for (int s = 0; s < T; s++) any |= !mask || vis[r * T + s];
+        if (!any) continue;                              /* NaN rows: tested separately */
+        for (int s = 0; s < T; s++) {
+            if (mask && !vis[r * T + s]) leaked += att.data[r * T + s] != 0.0f;
+            sum += att.data[r * T + s];
+        }
+        rows++, worst = fmax(worst, fabs(sum - 1));
+    }
+    ok(leaked == 0 && worst <= 1e-6, "%s: hidden keys get exactly 0, and each of %ld rows sums to 1", what, rows);
+    if (leaked || worst > 1e-6) diag("%ld hidden keys got weight; worst row off by %g", leaked, worst);
+    free(vis); free(ratt); free(rout);
+    tensor_free(&att); tensor_free(&out);
+}
+
+static void test_against_reference(void) {
+    struct { int B, T, D, H, causal; const char *what; } cases[] = {
+        { 1, 4, 8, 4, 0, "the default case (1, 4, 8), H = 4" },
+        { 1, 4, 8, 4, 1, "the default case with --causal" },
+        { 2, 5, 12, 3, 0, "(2, 5, 12), H = 3" },
+        { 3, 7, 16, 8, 1, "(3, 7, 16), H = 8, --causal" },
+        { 2, 6, 6, 1, 1, "one head: H = 1, hd = D" },
+        { 2, 3, 10, 10, 0, "hd = 1: H = D = 10" },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        MQA m = {0};
+        Tensor x, mask = {0};
+        make_case(&m, &x, cases[c].B, cases[c].T, cases[c].D, cases[c].H, 20 + c);
+        heads_mask_final(&mask, cases[c].causal, cases[c].T);
+        check(cases[c].what, &m, &x, mask.data ? &mask : NULL, cases[c].B, cases[c].T);
+        tensor_free(&x); tensor_free(&mask);
+        mqa_free(&m);
+    }
+    /* a scattered full (B, H, T, T) mask */
+    MQA m = {0};
+    Tensor x, mask = tensor_new(4, (int[]){ 2, 4, 5, 5 });
+    make_case(&m, &x, 2, 5, 8, 4, 77);
+    for (long i = 0; i < mask.size; i++) mask.data[i] = pattern(i, 3);
+    for (long r = 0; r < mask.size / 5; r++) mask.data[r * 5 + r % 5] = 1;   /* every query sees a key */
+    check("a scattered (B, H, T, T) mask", &m, &x, &mask, 2, 5);
+    tensor_free(&x); tensor_free(&mask);
+    mqa_free(&m);
+}
+
+/* ---- the trick: stacked heads are the head-by-head computation, bit for bit ---- */
+
+static void test_trick(void) {
+    int B = 2, T = 5, D = 12, H = 4, hd = 3;
+    MQA m = {0};
+    Tensor x;
+    make_case(&m, &x, B, T, D, H, 5);
+    Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
+    mqa_forward(out.data, att.data, &m, x.data, NULL, B, T);
+    /* head by head: Q[b, h] (T, hd) against K[b] (T, hd), one matmul_bt of batch 1 each */
+    Tensor q = tensor_new3(B, T, D), qh = tensor_new(4, (int[]){ B, H, T, hd }), k = tensor_new3(B, T, hd);
+    Tensor each = tensor_new(4, (int[]){ B, H, T, T });
+    linear(q.data, x.data, m.q_w.data, m.q_b.data, (long)B * T, D, D);
+    linear(k.data, x.data, m.k_w.data, m.k_b.data, (long)B * T, D, hd);
+    split_heads(qh.data, q.data, B, T, H, hd);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            matmul_bt(each.data + ((long)b * H + h) * T * T, qh.data + ((long)b * H + h) * T * hd,
+                      k.data + (long)b * T * hd, 1, T, T, hd, 1.0f / sqrtf((float)hd));
+    softmax_lastdim(each.data, (long)B * H * T, T);
+    ok(same_floats(att.data, each.data, att.size),
+       "one matmul_bt over H*T stacked query rows gives exactly the weights of H separate products");
+    tensor_free(&q); tensor_free(&qh); tensor_free(&k); tensor_free(&each);
+    tensor_free(&att); tensor_free(&out); tensor_free(&x);
+    mqa_free(&m);
+}
+
+/* ---- mask shapes: every legal one is its explicit (B, H, T, T) expansion ---- */
+
+static void test_mask_shapes(void) {
+    int B = 2, H = 3, T = 4, D = 9;
+    static const int shapes[][5] = {   /* ndim, sizes */
+        { 1, 4 }, { 2, 1, 4 }, { 2, 4, 4 }, { 2, 4, 1 }, { 3, 3, 4, 4 }, { 3, 1, 4, 4 }, { 4, 2, 1, 1, 4 },
+        { 4, 2, 1, 4, 4 }, { 4, 2, 3, 4, 4 }, { 4, 1, 3, 1, 4 }, { 4, 2, 3, 4, 1 }, { 4, 1, 1, 1, 1 },
+    };
+    MQA m = {0};
+    Tensor x;
+    make_case(&m, &x, B, T, D, H, 6);
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        Tensor mask = tensor_new(shapes[c][0], shapes[c] + 1), full = tensor_new(4, (int[]){ B, H, T, T });
+        for (long i = 0; i < mask.size; i++) mask.data[i] = pattern(i, (unsigned)c);
+        expand(full.data, &mask, B, H, T);
+        Tensor a1 = tensor_new(4, (int[]){ B, H, T, T }), a2 = tensor_new(4, (int[]){ B, H, T, T });
+        Tensor o1 = tensor_new3(B, T, D), o2 = tensor_new3(B, T, D);
+        mqa_forward(o1.data, a1.data, &m, x.data, &mask, B, T);
+        mqa_forward(o2.data, a2.data, &m, x.data, &full, B, T);
+        char s[64];
+        shape_str(s, sizeof s, mask.ndim, mask.shape);
+        /* NaN rows (all hidden) compare equal as bytes: the same NaN from the same code */
+        ok(same_floats(a1.data, a2.data, a1.size) && same_floats(o1.data, o2.data, o1.size),
+           "a mask of shape %s gives exactly what its explicit (2, 3, 4, 4) expansion gives", s);
+        tensor_free(&mask); tensor_free(&full); tensor_free(&a1); tensor_free(&a2);
+        tensor_free(&o1); tensor_free(&o2);
+    }
+    tensor_free(&x);
+    mqa_free(&m);
+
+    Tensor pad = tensor_new(4, (int[]){ 3, 1, 1, 5 });
+    for (int i = 0; i < 15; i++) pad.data[i] = i % 5 < 3 ? 7.0f : 0.0f;        /* nonzero means visible */
+    heads_mask_final(&pad, 1, 5);
+    int right = pad.ndim == 4 && pad.shape[0] == 3 && pad.shape[1] == 1 && pad.shape[2] == 5 && pad.shape[3] == 5;
+    for (long i = 0; right && i < pad.size; i++) right &= pad.data[i] == (float)(i % 5 <= i / 5 % 5 && i % 5 < 3);
+    ok(right, "--causal on a (B, 1, 1, T) padding mask gives (B, 1, T, T): triangle AND padding, as 0s and 1s");
+    Tensor none = {0};
+    heads_mask_final(&none, 1, 3);
+    ok(none.ndim == 2 && none.shape[0] == 3 && none.data[1] == 0.0f && none.data[3] == 1.0f,
+       "--causal with no mask is the seed's torch.tril(torch.ones(T, T))");
+    tensor_free(&pad); tensor_free(&none);
+}
+
+/* ---- -inf: a query that sees nothing ------------------------------------------- */
+
+static void test_nan_rows(void) {
+    int B = 2, T = 4, D = 8, H = 2;
+    MQA m = {0};
+    Tensor x, mask = tensor_new3(H, T, T);                       /* (H, T, T): per head */
+    make_case(&m, &x, B, T, D, H, 9);
+    for (long i = 0; i < mask.size; i++) mask.data[i] = 1;
+    for (int s = 0; s < T; s++) mask.data[(1 * T + 2) * T + s] = 0;   /* head 1, query 2: no key */
+    Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
+    mqa_forward(out.data, att.data, &m, x.data, &mask, B, T);
+    int nan_row = 1, nan_out = 1, finite_else = 1;
+    for (int b = 0; b < B; b++) {
+        for (int s = 0; s < T; s++) nan_row &= isnan(att.data[(((long)b * H + 1) * T + 2) * T + s]) != 0;
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++)
+                for (int s = 0; s < T; s++)
+                    if (!(h == 1 && t == 2)) finite_else &= isfinite(att.data[(((long)b * H + h) * T + t) * T + s]) != 0;
+        for (int t = 0; t < T; t++)
+            for (int o = 0; o < D; o++) {
+                float y = out.data[((long)b * T + t) * D + o];
+                if (t == 2) nan_out &= isnan(y) != 0;
+                else finite_else &= isfinite(y) != 0;
+            }
+    }
+    ok(nan_row, "-inf: a query that sees no key gets a row of NaN weights, as in PyTorch");
+    ok(nan_out, "the NaN reaches all D outputs of that position: W_O mixes every head");
+    ok(finite_else, "every other weight and output stays finite: NaN does not cross positions");
+    tensor_free(&att); tensor_free(&out); tensor_free(&x); tensor_free(&mask);
+    mqa_free(&m);
+}
+
+/* ---- the KV-cache table ------------------------------------------------------------ */
+
+static void test_kv_cache(void) {
+    /* worked out by hand: 2 x layers x kv_heads x hd x 2 bytes */
+    static const struct { const char *name; long own, mha; const char *kind; } want[] = {
+        { "GPT-2 small", 36864, 36864, "MHA" },       /* 2*12*12*64*2 = 36 KiB */
+        { "Llama-2-7B", 524288, 524288, "MHA" },      /* 2*32*32*128*2 = 512 KiB */
+        { "Llama-2-70B", 327680, 2621440, "GQA" },    /* 2*80*8*128*2 = 320 KiB; 64 heads: 2.5 MiB */
+        { "Falcon-7B", 8192, 581632, "MQA" },         /* 2*32*1*64*2 = 8 KiB; 71 heads: 568 KiB */
+    };
+    is_int(KV_MODELS, 4, "the table has four models");
+    for (int i = 0; i < 4 && i < KV_MODELS; i++) {
+        const KvModel *mo = &kv_models[i];
+        ok(!strcmp(mo->name, want[i].name) && kv_bytes_per_token(mo->layers, mo->kv_heads, mo->hd, KV_BYTES) == want[i].own &&
+           kv_bytes_per_token(mo->layers, mo->heads, mo->hd, KV_BYTES) == want[i].mha && !strcmp(kv_kind(mo), want[i].kind),
+           "%s: %ld bytes per token, %ld as MHA, %s", want[i].name, want[i].own, want[i].mha, want[i].kind);
+    }
+    ok(kv_bytes_per_token(80, 64, 128, 2) * 4096 == 10737418240L, "the long product does not overflow: 10 GiB");
+    char out[8192], err[8192];
+    int status = run_program(program_path("kv_cache"), NO_ARGS, out, sizeof out, err, sizeof err);
+    ok(status == 0 && strstr(out, "327680") && strstr(out, "2621440") && strstr(out, "581632") && strstr(out, "71x"),
+       "kv_cache prints the table with the numbers above");
+    refuses(program_path("kv_cache"), ARGS("--seq", "5"), "fixed", "kv_cache refuses a size flag");
+    refuses(program_path("kv_cache"), ARGS("--heads", "2"), "--heads", "kv_cache refuses --heads");
+}
+
+/* ---- the program ------------------------------------------------------------------ */
+
+static char out[16384], err[16384];
+
+static int run(const char *const *args) { return run_program(program_path("mqa"), args, out, sizeof out, err, sizeof err); }
+
+static Tensor load(const char *dir, const char *name) {
+    char path[1400];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    return npy_load(path, NPY_MASK);
+}
+
+static void save(const char *dir, const char *name, const Tensor *t) {
+    char path[1400];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    npy_save(path, t);
+}
+
+static int has_shape(const Tensor *t, int ndim, const int *shape) {
+    return t->ndim == ndim && !memcmp(t->shape, shape, (size_t)ndim * sizeof(int));
+}
+
+static void test_program(const char *tmp) {
+    char d1[600], d2[600], never[600], p1[1200], p2[1200];
+    snprintf(d1, sizeof d1, "%s/one", tmp);
+    snprintf(d2, sizeof d2, "%s/two", tmp);
+    snprintf(never, sizeof never, "%s/never", tmp);
+    int status = run(ARGS("--batch", "2", "--seq", "5", "--dim", "12", "--heads", "3", "--causal", "--dump", d1));
+    ok(status == 0 && strstr(out, "MultiQueryAttention(d_model=12, num_heads=3)") && strstr(out, "attn_scores: tensor(") &&
+       strstr(out, "cached per position: 8 numbers of K and V (MHA: 24)"), "mqa runs and prints the weights and the cache");
+    static const struct { const char *name; int ndim, shape[4]; } files[] = {
+        { "W_Q.weight", 2, { 12, 12 } }, { "W_Q.bias", 1, { 12 } }, { "W_K.weight", 2, { 4, 12 } }, { "W_K.bias", 1, { 4 } },
+        { "W_V.weight", 2, { 4, 12 } }, { "W_V.bias", 1, { 4 } }, { "W_O.weight", 2, { 12, 12 } }, { "W_O.bias", 1, { 12 } },
+        { "x", 3, { 2, 5, 12 } }, { "mask", 2, { 5, 5 } }, { "attn", 4, { 2, 3, 5, 5 } }, { "out", 3, { 2, 5, 12 } },
+    };
+    int shapes_ok = 1;
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        Tensor t = load(d1, files[i].name);
+        if (!has_shape(&t, files[i].ndim, files[i].shape)) { shapes_ok = 0; diag("%s has the wrong shape", files[i].name); }
+        tensor_free(&t);
+    }
+    ok(shapes_ok, "--dump writes the state_dict keys, x, mask, attn (B, H, T, T) and out at their shapes");
+
+    status = run(ARGS("--load", d1, "--heads", "3", "--dump", d2, "--quiet"));
+    int same = status == 0 && out[0] == 0;
+    for (const char *f = "out\0attn\0"; *f; f += strlen(f) + 1) {
+        snprintf(p1, sizeof p1, "%s/%s.npy", d1, f);
+        snprintf(p2, sizeof p2, "%s/%s.npy", d2, f);
+        same &= same_file(p1, p2);
+    }
+    ok(same, "--load of a dump (its mask included) gives the same out.npy and attn.npy, byte for byte");
+
+    /* the reference on the program's own files */
+    MQA m = { .dim = 12, .heads = 3 };
+    m.q_w = load(d1, "W_Q.weight"); m.q_b = load(d1, "W_Q.bias"); m.k_w = load(d1, "W_K.weight"); m.k_b = load(d1, "W_K.bias");
+    m.v_w = load(d1, "W_V.weight"); m.v_b = load(d1, "W_V.bias"); m.o_w = load(d1, "W_O.weight"); m.o_b = load(d1, "W_O.bias");
+    Tensor x = load(d1, "x"), mask = load(d1, "mask"), got = load(d1, "out");
+    float vis[2 * 3 * 5 * 5];
+    double rout[2 * 5 * 12], ratt[2 * 3 * 5 * 5];
+    expand(vis, &mask, 2, 3, 5);
+    reference(rout, ratt, &m, x.data, vis, 2, 5);
+    close_ok(got.data, rout, got.size, 1e-5, 0, "the program's out.npy matches the double reference");
+    tensor_free(&x); tensor_free(&mask); tensor_free(&got);
+    mqa_free(&m);
+
+    /* a fully hidden query row: NaN in the files too */
+    Tensor rows = tensor_new(4, (int[]){ 2, 1, 5, 1 });
+    for (int i = 0; i < 10; i++) rows.data[i] = i != 6;                  /* b = 1, query 1 sees nothing */
+    save(d2, "mask", &rows);
+    status = run(ARGS("--load", d2, "--heads", "3", "--dump", d2, "--quiet"));
+    Tensor att = load(d2, "attn"), o = load(d2, "out");
+    int nan_ok = status == 0;
+    for (int h = 0; h < 3; h++)
+        for (int s = 0; s < 5; s++) nan_ok &= isnan(att.data[((1 * 3 + h) * 5 + 1) * 5 + s]) != 0;
+    nan_ok &= isnan(o.data[(1 * 5 + 1) * 12]) && isfinite(o.data[(1 * 5 + 2) * 12]);
+    ok(nan_ok, "a (B, 1, T, 1) mask hiding one query's every key: attn.npy has NaN there, in every head");
+    tensor_free(&att); tensor_free(&o); tensor_free(&rows);
+
+    /* refusals: one line each, nothing written */
+    refuses(program_path("mqa"), ARGS("--heads", "3", "--dump", never), "does not divide --dim",
+            "--heads 3 with --dim 8 is refused: D/H would not be whole");
+    refuses(program_path("mqa"), ARGS("--load", d1, "--heads", "5", "--dump", never), "does not divide --dim",
+            "--heads 5 beside a D = 12 dump is refused");
+    refuses(program_path("mqa"), ARGS("--kv-heads", "2"), "--kv-heads", "--kv-heads is refused: MQA has one kv head");
+    refuses(program_path("mqa"), ARGS("--train"), "--train", "--train is refused: seed 000's MQA has no dropout");
+    refuses(program_path("mqa"), ARGS("--load", d1, "--heads", "3", "--seq", "4"), "--seq",
+            "a --seq that disagrees with x.npy is refused");
+    Tensor bad = tensor_new3(2, 5, 5);                                    /* (B, T, T): B = 2 meets H = 3 */
+    save(d1, "mask", &bad);
+    tensor_free(&bad);
+    refuses(program_path("mqa"), ARGS("--load", d1, "--heads", "3", "--dump", never), "(B, 1, T, T)",
+            "a (B, T, T) mask is refused against (B, H, T, T), with the shape to use instead");
+    snprintf(p1, sizeof p1, "%s/mask.npy", d1);
+    remove(p1);
+    Tensor wide = tensor_new2(12, 12);                                    /* an MHA checkpoint's W_K */
+    save(d1, "W_K.weight", &wide);
+    tensor_free(&wide);
+    refuses(program_path("mqa"), ARGS("--load", d1, "--heads", "3", "--dump", never), "W_K.weight.npy: shape (12, 12), expected (4, 12)",
+            "a (D, D) W_K is refused, naming the file and both shapes");
+    ok(!file_exists(never), "no refused run left anything behind: the --dump directory was never made");
+}
+
+int main(void) {
+    char tmp[] = "/tmp/abh-mqa-XXXXXX";
+    if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
+    (void)mqa_load; (void)mqa_print; (void)mqa_dump;      /* tested through the program */
+
+    test_against_reference();
+    test_trick();
+    test_mask_shapes();
+    test_nan_rows();
+    test_kv_cache();
+    test_program(tmp);
+
+    remove_tree(tmp);
+    done_testing();
+    return exit_status();
+}
