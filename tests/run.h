@@ -11,6 +11,12 @@
  *                                  nothing on stdout and exactly one line on
  *                                  stderr, containing part
  *   same_file(p1, p2), file_exists(path), remove_tree(dir)
+ *   run(name, args)                run $ABH_BIN/NAME; what it printed is left in
+ *                                  run_out and run_err
+ *   load_npy(dir, name), save_npy(dir, name, t), copy_npy(from_dir, from, to_dir, to)
+ *                                  DIR/NAME.npy by name (any dtype interface.md
+ *                                  reads, as float), e.g. to rename a dump's files
+ *                                  for another program's --load
  *
  * Include after tap.h. Header-only, every function static. */
 #ifndef RUN_H
@@ -22,6 +28,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "tensor.h"
 
 #define RUN_FN static __attribute__((unused))
 
@@ -108,6 +115,34 @@ RUN_FN void remove_tree(const char *dir) {
     char cmd[1200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) diag("could not remove %s", dir);
+}
+
+/* What the last run() printed. */
+static __attribute__((unused)) char run_out[16384], run_err[16384];
+
+/* Run one of the book's programs by name. */
+RUN_FN int run(const char *name, const char *const *args) {
+    return run_program(program_path(name), args, run_out, sizeof run_out, run_err, sizeof run_err);
+}
+
+/* DIR/NAME.npy, read as float whatever its dtype (masks included). */
+RUN_FN Tensor load_npy(const char *dir, const char *name) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    return npy_load(path, NPY_MASK);
+}
+
+RUN_FN void save_npy(const char *dir, const char *name, const Tensor *t) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    npy_save(path, t);
+}
+
+/* FROM_DIR/FROM.npy copied to TO_DIR/TO.npy (TO_DIR is created if missing). */
+RUN_FN void copy_npy(const char *from_dir, const char *from, const char *to_dir, const char *to) {
+    Tensor t = load_npy(from_dir, from);
+    dump_tensor(to_dir, to, &t);
+    tensor_free(&t);
 }
 
 #endif

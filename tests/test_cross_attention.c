@@ -231,34 +231,7 @@ static void test_properties(void) {
     tensor_free(&pad);
 }
 
-/* ---- through the program: files, masks, refusals --------------------------- */
-
-static char out[16384], err[16384];
-
-static int run(const char *name, const char *const *args) {
-    return run_program(program_path(name), args, out, sizeof out, err, sizeof err);
-}
-
 static void path_of(char *buf, size_t n, const char *dir, const char *name) { snprintf(buf, n, "%s/%s.npy", dir, name); }
-
-static Tensor load(const char *dir, const char *name) {
-    char path[1100];
-    path_of(path, sizeof path, dir, name);
-    return npy_load(path, NPY_MASK);
-}
-
-static void save(const char *dir, const char *name, const Tensor *t) {
-    char path[1100];
-    path_of(path, sizeof path, dir, name);
-    npy_save(path, t);
-}
-
-/* cp SRC/NAME.npy DST/TO.npy, making DST if needed */
-static void copy(const char *src, const char *name, const char *dst, const char *to) {
-    Tensor t = load(src, name);
-    dump_tensor(dst, to, &t);
-    tensor_free(&t);
-}
 
 static int same_results(const char *d1, const char *d2) {
     char p1[1100], p2[1100];
@@ -280,9 +253,9 @@ static void test_program(const char *tmp) {
     snprintf(d2, sizeof d2, "%s/second", tmp);
 
     int status = run("cross_attention", NO_ARGS);
-    ok(status == 0 && strstr(out, "Q (2, 3, 8) reads K and V (2, 5, 8), attention_mask (2, 1, 1, 5)") &&
-       strstr(out, "attention_weight: tensor([[[[") && strstr(out, "output shape: (2, 3, 8)") &&
-       strstr(out, "parameters: 288"), "run without flags: B = 2, T = 3, S = 5, D = 8, H = 2, source padding");
+    ok(status == 0 && strstr(run_out, "Q (2, 3, 8) reads K and V (2, 5, 8), attention_mask (2, 1, 1, 5)") &&
+       strstr(run_out, "attention_weight: tensor([[[[") && strstr(run_out, "output shape: (2, 3, 8)") &&
+       strstr(run_out, "parameters: 288"), "run without flags: B = 2, T = 3, S = 5, D = 8, H = 2, source padding");
 
     status = run("cross_attention", ARGS("--batch", "2", "--seq", "3", "--kv-seq", "7", "--dim", "12",
                                          "--heads", "3", "--quiet", "--dump", d1));
@@ -296,7 +269,7 @@ static void test_program(const char *tmp) {
         if (!same_file(p1, p2)) { all_same = 0; diag("%s differs", files[i]); }
     }
     ok(all_same, "--load of a --dump reproduces all fourteen files byte for byte");
-    Tensor attn = load(d1, "attn"), q = load(d1, "Q"), k = load(d1, "K");
+    Tensor attn = load_npy(d1, "attn"), q = load_npy(d1, "Q"), k = load_npy(d1, "K");
     ok(attn.ndim == 4 && attn.shape[0] == 2 && attn.shape[1] == 3 && attn.shape[2] == 3 && attn.shape[3] == 7 &&
        q.shape[1] == 3 && k.shape[1] == 7, "attn.npy is (B, H, T, S) = (2, 3, 3, 7), Q.npy has T = 3, K.npy S = 7");
     tensor_free(&attn); tensor_free(&q); tensor_free(&k);
@@ -333,9 +306,9 @@ static void test_mask_shapes(const char *tmp) {
         Tensor mask = tensor_new(legal[c][0], legal[c] + 1), big = tensor_new(4, (int[]){ B, H, T, S });
         for (long i = 0; i < mask.size; i++) mask.data[i] = pattern(i, 3 + (unsigned)c);
         expand(big.data, &mask, B, H, T, S);
-        save(base, "attention_mask", &mask);
+        save_npy(base, "attention_mask", &mask);
         int s1 = run("cross_attention", ARGS("--load", base, "--heads", "2", "--quiet", "--dump", part));
-        save(base, "attention_mask", &big);
+        save_npy(base, "attention_mask", &big);
         int s2 = run("cross_attention", ARGS("--load", base, "--heads", "2", "--quiet", "--dump", full));
         char s[64];
         shape_str(s, sizeof s, mask.ndim, mask.shape);
@@ -354,7 +327,7 @@ static void test_mask_shapes(const char *tmp) {
     for (size_t c = 0; c < sizeof illegal / sizeof illegal[0]; c++) {
         Tensor mask = tensor_new(illegal[c][0], illegal[c] + 1);
         for (long i = 0; i < mask.size; i++) mask.data[i] = 1;
-        save(base, "attention_mask", &mask);
+        save_npy(base, "attention_mask", &mask);
         char s[64];
         shape_str(s, sizeof s, mask.ndim, mask.shape);
         refuses(prog, ARGS("--load", base, "--heads", "2", "--dump", never), "does not broadcast",
@@ -390,25 +363,25 @@ static void test_refusals(const char *tmp) {
             "--causal is refused with --load too");
     refuses(prog, ARGS("--kv-heads", "2"), "--kv-heads", "--kv-heads is refused: no grouped heads here");
 
-    Tensor v = load(d, "V"), k = load(d, "K"), q = load(d, "Q");
+    Tensor v = load_npy(d, "V"), k = load_npy(d, "K"), q = load_npy(d, "Q");
     Tensor longer = tensor_new3(2, 5, 6), wide = tensor_new3(2, 4, 7), fewer = tensor_new3(1, 4, 6), flat = tensor_new2(3, 6);
-    save(d, "V", &longer);
+    save_npy(d, "V", &longer);
     refuses(prog, ARGS("--load", d, "--heads", "2", "--dump", never), "must have the same length S",
             "V with 5 positions against K with 4 is refused");
-    save(d, "V", &v);
-    save(d, "K", &wide);
+    save_npy(d, "V", &v);
+    save_npy(d, "K", &wide);
     refuses(prog, ARGS("--load", d, "--heads", "2", "--dump", never), "all must be D",
             "K of width 7 against Q of width 6 is refused");
-    save(d, "K", &fewer);
+    save_npy(d, "K", &fewer);
     refuses(prog, ARGS("--load", d, "--heads", "2", "--dump", never), "the batch must be the same",
             "K with another batch than Q is refused");
-    save(d, "K", &k);
-    save(d, "Q", &flat);
+    save_npy(d, "K", &k);
+    save_npy(d, "Q", &flat);
     refuses(prog, ARGS("--load", d, "--heads", "2", "--dump", never), "Q must be (B, T, D)",
             "a two-dimensional Q is refused");
-    save(d, "Q", &q);
+    save_npy(d, "Q", &q);
     Tensor w = tensor_new2(6, 5);
-    save(d, "k_proj.weight", &w);
+    save_npy(d, "k_proj.weight", &w);
     refuses(prog, ARGS("--load", d, "--heads", "2", "--dump", never), "k_proj.weight",
             "a k_proj.weight of the wrong shape is refused, naming it");
     path_of(where, sizeof where, d, "k_proj.weight");
@@ -422,7 +395,7 @@ static void test_refusals(const char *tmp) {
     /* T and S really are free: a Q longer than K is fine */
     snprintf(d, sizeof d, "%s/long-q", tmp);
     int status = run("cross_attention", ARGS("--seq", "9", "--kv-seq", "2", "--quiet", "--dump", d));
-    Tensor attn = load(d, "attn");
+    Tensor attn = load_npy(d, "attn");
     ok(status == 0 && attn.shape[2] == 9 && attn.shape[3] == 2, "nine queries over two keys run: attn.npy is (2, 2, 9, 2)");
     tensor_free(&attn);
 }
@@ -458,15 +431,15 @@ static void test_is_mha(const char *tmp) {
         cargs[nc] = NULL;
         int sm = run("mha", margs);
         if (sm == 0) {
-            for (int i = 0; i < 8; i++) copy(dm, params[i], dc, params[i]);
-            copy(dm, "X", dc, "Q"); copy(dm, "X", dc, "K"); copy(dm, "X", dc, "V");
+            for (int i = 0; i < 8; i++) copy_npy(dm, params[i], dc, params[i]);
+            copy_npy(dm, "X", dc, "Q"); copy_npy(dm, "X", dc, "K"); copy_npy(dm, "X", dc, "V");
             path_of(mask, sizeof mask, dm, "attention_mask");
-            if (file_exists(mask)) copy(dm, "attention_mask", dc, "attention_mask");
+            if (file_exists(mask)) copy_npy(dm, "attention_mask", dc, "attention_mask");
         }
         int sc = run("cross_attention", cargs);
         int same = sm == 0 && sc == 0 && same_results(dm, oc);
         ok(same, "%s: cross_attention with Q = K = V = X writes mha's out.npy and attn.npy, byte for byte", what);
-        if (!same) diag("exit %d and %d; %s", sm, sc, err);
+        if (!same) diag("exit %d and %d; %s", sm, sc, run_err);
     }
 }
 

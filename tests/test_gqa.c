@@ -235,28 +235,8 @@ static void test_mask_shapes(void) {
     gqa_free(&m);
 }
 
-/* ---- the program, and the two other programs it must equal ------------------------- */
-
-static char out[16384], err[16384];
-
-static int run(const char *name, const char *const *args) {
-    return run_program(program_path(name), args, out, sizeof out, err, sizeof err);
-}
-
-static Tensor load(const char *dir, const char *name) {
-    char path[1400];
-    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-    return npy_load(path, NPY_MASK);
-}
-
-static void save(const char *dir, const char *name, const Tensor *t) {
-    char path[1400];
-    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-    npy_save(path, t);
-}
-
 /* DIR1/NAME1.npy -> DIR2/NAME2.npy, byte for byte; 0 if the source is missing. */
-static int copy_npy(const char *d1, const char *n1, const char *d2, const char *n2) {
+static int copy_bytes(const char *d1, const char *n1, const char *d2, const char *n2) {
     char p1[1400], p2[1400];
     snprintf(p1, sizeof p1, "%s/%s.npy", d1, n1);
     snprintf(p2, sizeof p2, "%s/%s.npy", d2, n2);
@@ -315,7 +295,7 @@ static void test_is_mqa(const char *tmp) {
         snprintf(m2, sizeof m2, "%s/m2-%d", tmp, c);
         int status = run("gqa", gqa_args(argv, c, "1", g));
         mkdir(m, 0777);
-        for (int i = 0; i < 10; i++) copy_npy(g, names[i][0], m, names[i][1]);
+        for (int i = 0; i < 10; i++) copy_bytes(g, names[i][0], m, names[i][1]);
         status |= run("mqa", ARGS("--load", m, "--heads", heads_of(c), "--dump", m2, "--quiet"));
         ok(status == 0 && same_results(g, m2),
            "gqa --kv-heads 1 and mqa on the same files (renamed), case %d: out.npy and attn.npy byte for byte", c);
@@ -331,7 +311,7 @@ static void test_is_mha(const char *tmp) {
         snprintf(h, sizeof h, "%s/h-%d", tmp, c);
         int status = run("gqa", gqa_args(argv, c, heads_of(c), g));
         status |= run("mha", ARGS("--load", g, "--heads", heads_of(c), "--dump", h, "--quiet"));
-        if (status) diag("mha: %s", err);
+        if (status) diag("mha: %s", run_err);
         ok(status == 0 && same_results(g, h),
            "gqa --kv-heads H and mha on the same files, case %d: out.npy and attn.npy byte for byte", c);
     }
@@ -340,11 +320,11 @@ static void test_is_mha(const char *tmp) {
     snprintf(h, sizeof h, "%s/h-nan", tmp);
     Tensor rows = tensor_new(4, (int[]){ 1, 1, 4, 1 });
     for (int t = 0; t < 4; t++) rows.data[t] = t != 2;                    /* query 2 sees nothing */
-    save(g, "attention_mask", &rows);
+    save_npy(g, "attention_mask", &rows);
     tensor_free(&rows);
     int status = run("gqa", ARGS("--load", g, "--heads", "4", "--dump", g, "--quiet"));
     status |= run("mha", ARGS("--load", g, "--heads", "4", "--dump", h, "--quiet"));
-    Tensor ga = load(g, "attn"), ha = load(h, "attn");
+    Tensor ga = load_npy(g, "attn"), ha = load_npy(h, "attn");
     int differs_right = status == 0 && ga.size == ha.size;
     for (long i = 0; differs_right && i < ga.size; i++) {
         int t = (int)(i / 4 % 4);
@@ -361,10 +341,10 @@ static void test_program(const char *tmp) {
     snprintf(never, sizeof never, "%s/never", tmp);
     int status = run("gqa", ARGS("--batch", "2", "--seq", "5", "--dim", "12", "--heads", "6", "--kv-heads", "3",
                                  "--causal", "--dump", d1));
-    ok(status == 0 && strstr(out, "GroupedQueryAttention(dim=12, heads=6, kv_heads=3)") &&
-       strstr(out, "0-1 -> 0, 2-3 -> 1, 4-5 -> 2") && strstr(out, "cached per position: 12 numbers of K and V (MHA: 24)"),
+    ok(status == 0 && strstr(run_out, "GroupedQueryAttention(dim=12, heads=6, kv_heads=3)") &&
+       strstr(run_out, "0-1 -> 0, 2-3 -> 1, 4-5 -> 2") && strstr(run_out, "cached per position: 12 numbers of K and V (MHA: 24)"),
        "gqa runs and prints which query heads read which key/value head");
-    Tensor k = load(d1, "k_proj.weight"), a = load(d1, "attn"), mask = load(d1, "attention_mask");
+    Tensor k = load_npy(d1, "k_proj.weight"), a = load_npy(d1, "attn"), mask = load_npy(d1, "attention_mask");
     ok(k.ndim == 2 && k.shape[0] == 6 && k.shape[1] == 12 && a.ndim == 4 && a.shape[0] == 2 && a.shape[1] == 6 &&
        a.shape[2] == 5 && a.shape[3] == 5 && mask.ndim == 2,
        "--dump writes k_proj.weight (G*hd, D) = (6, 12), attn (B, H, T, T) and the (T, T) mask");
@@ -388,18 +368,18 @@ static void test_program(const char *tmp) {
     refuses(program_path("gqa"), ARGS("--train"), "--train", "--train is refused: this GQA has no dropout");
 
     Tensor odd = tensor_new2(5, 12);                                     /* 5 rows: not a multiple of hd = 2 */
-    save(d1, "k_proj.weight", &odd);
+    save_npy(d1, "k_proj.weight", &odd);
     tensor_free(&odd);
     refuses(program_path("gqa"), ARGS("--load", d1, "--heads", "6", "--dump", never), "k_proj.weight must be (G*hd, D)",
             "a k_proj.weight whose rows are not a multiple of hd is refused");
     Tensor four = tensor_new2(4, 12), four_b = tensor_new1(4);         /* k says G = 2, v still has G = 3 */
-    save(d1, "k_proj.weight", &four);
-    save(d1, "k_proj.bias", &four_b);
+    save_npy(d1, "k_proj.weight", &four);
+    save_npy(d1, "k_proj.bias", &four_b);
     tensor_free(&four); tensor_free(&four_b);
     refuses(program_path("gqa"), ARGS("--load", d1, "--heads", "6", "--dump", never), "v_proj.weight.npy: shape (6, 12), expected (4, 12)",
             "a v_proj.weight of another shape than k_proj's is refused, naming the file");
     Tensor bad = tensor_new3(2, 5, 5);                                    /* (B, T, T): B = 2 meets H = 6 */
-    save(d2, "attention_mask", &bad);
+    save_npy(d2, "attention_mask", &bad);
     tensor_free(&bad);
     refuses(program_path("gqa"), ARGS("--load", d2, "--heads", "6", "--dump", never), "(B, 1, T, T)",
             "a (B, T, T) mask is refused against (B, H, T, T)");

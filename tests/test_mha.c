@@ -301,26 +301,6 @@ static void test_dropout(void) {
     mha_free(&m);
 }
 
-/* ---- through the real programs ------------------------------------------------ */
-
-static char out[16384], err[16384];
-
-static int run(const char *name, const char *const *args) {
-    return run_program(program_path(name), args, out, sizeof out, err, sizeof err);
-}
-
-static Tensor load(const char *dir, const char *name) {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-    return npy_load(path, NPY_MASK);
-}
-
-static void save(const char *dir, const char *name, const Tensor *t) {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-    npy_save(path, t);
-}
-
 /* 1 if the directory holds no file at all (or does not exist) */
 static int empty_dir(const char *dir) {
     char cmd[1200];
@@ -336,17 +316,17 @@ static void rename_into_mha(const char *dir4, const char *dirm) {
     static const char *const to[8] = { "q_proj.weight", "q_proj.bias", "k_proj.weight", "k_proj.bias",
         "v_proj.weight", "v_proj.bias", "o_proj.weight", "o_proj.bias" };
     for (int i = 0; i < 8; i++) {
-        Tensor t = load(dir4, from[i]);
+        Tensor t = load_npy(dir4, from[i]);
         dump_tensor(dirm, to[i], &t);
         tensor_free(&t);
     }
-    Tensor x = load(dir4, "X"), mask = load(dir4, "attention_mask");
-    save(dirm, "X", &x);
+    Tensor x = load_npy(dir4, "X"), mask = load_npy(dir4, "attention_mask");
+    save_npy(dirm, "X", &x);
     if (mask.ndim == 3) {
         mask.ndim = 4;
         mask.shape[3] = mask.shape[2]; mask.shape[2] = mask.shape[1]; mask.shape[1] = 1;
     }
-    save(dirm, "attention_mask", &mask);
+    save_npy(dirm, "attention_mask", &mask);
     tensor_free(&x); tensor_free(&mask);
 }
 
@@ -375,12 +355,12 @@ static void test_is_v4(const char *tmp) {
         snprintf(p1, sizeof p1, "%s/out.npy", d4);
         snprintf(p2, sizeof p2, "%s/out.npy", om);
         int same_out = s4 == 0 && sm == 0 && same_file(p1, p2);
-        Tensor a4 = load(d4, "attn"), am = load(om, "attn");
+        Tensor a4 = load_npy(d4, "attn"), am = load_npy(om, "attn");
         int same_att = a4.ndim == 3 && am.ndim == 4 && am.shape[0] == a4.shape[0] && am.shape[1] == 1 &&
                        am.shape[2] == a4.shape[1] && am.shape[3] == a4.shape[2] && same_floats(a4.data, am.data, a4.size);
         ok(same_out && same_att, "%s: mha --heads 1 on V4's files writes V4's out.npy byte for byte, and attn.npy "
            "(B, 1, T, T) holds the bytes of V4's (B, T, T)", what[c]);
-        if (!same_out) diag("exit %d and %d; %s", s4, sm, err);
+        if (!same_out) diag("exit %d and %d; %s", s4, sm, run_err);
         tensor_free(&a4); tensor_free(&am);
     }
 }
@@ -393,19 +373,19 @@ static void test_program(const char *tmp) {
     const char *prog = program_path("mha");
 
     int status = run("mha", NO_ARGS);
-    ok(status == 0 && strstr(out, "MultiHeadAttention(hidden_dim=128, nums_head=8), head_dim 16, on X of shape "
+    ok(status == 0 && strstr(run_out, "MultiHeadAttention(hidden_dim=128, nums_head=8), head_dim 16, on X of shape "
                                   "(3, 2, 128), attention_mask (3, 8, 2, 2)") &&
-       strstr(out, "attention_weight: tensor([[[[") && strstr(out, "parameters: 66048 "),
+       strstr(run_out, "attention_weight: tensor([[[[") && strstr(run_out, "parameters: 66048 "),
        "run without flags, the program makes the notebook's case: X (3, 2, 128), 8 heads, a random (3, 8, 2, 2) mask");
     status = run("mha", ARGS("--batch", "1", "--seq", "1", "--dim", "768", "--heads", "12"));
-    ok(status == 0 && strstr(out, "parameters: 2362368 "), "D = 768, H = 12: 2,362,368 parameters, as PyTorch counts them");
+    ok(status == 0 && strstr(run_out, "parameters: 2362368 "), "D = 768, H = 12: 2,362,368 parameters, as PyTorch counts them");
     status = run("mha", ARGS("--batch", "1", "--seq", "1", "--dim", "768", "--heads", "1"));
-    ok(status == 0 && strstr(out, "parameters: 2362368 "), "and with H = 1, the same number");
+    ok(status == 0 && strstr(run_out, "parameters: 2362368 "), "and with H = 1, the same number");
     status = run("mha", ARGS("--batch", "3", "--seq", "2", "--dim", "4", "--heads", "2"));
-    ok(status == 0 && strstr(out, "thop counts them (nn.Linear only): 384\n") && strstr(out, "weights @ V: 480\n"),
+    ok(status == 0 && strstr(run_out, "thop counts them (nn.Linear only): 384\n") && strstr(run_out, "weights @ V: 480\n"),
        "X (3, 2, 4): 384 MACs as thop counts them, 480 with the two matrix products");
     status = run("mha", ARGS("--train", "--dropout", "0.25"));
-    ok(status == 0 && strstr(out, "dropout p = 0.25 ") && strstr(out, "row sums after dropout"),
+    ok(status == 0 && strstr(run_out, "dropout p = 0.25 ") && strstr(run_out, "row sums after dropout"),
        "--train --dropout 0.25 prints the weights after dropout and their row sums");
 
     status = run("mha", ARGS("--batch", "2", "--seq", "4", "--dim", "12", "--heads", "3", "--quiet", "--dump", d1));
@@ -419,7 +399,7 @@ static void test_program(const char *tmp) {
         if (!same_file(p1, p2)) { all_same = 0; diag("%s differs", files[i]); }
     }
     ok(all_same, "--load of a --dump reproduces all twelve files byte for byte");
-    Tensor mask = load(d1, "attention_mask"), attn = load(d1, "attn");
+    Tensor mask = load_npy(d1, "attention_mask"), attn = load_npy(d1, "attn");
     long ones = 0;
     for (long i = 0; i < mask.size; i++) ones += mask.data[i] == 1.0f;
     ok(mask.ndim == 4 && mask.shape[1] == 3 && ones > 0 && ones < mask.size && attn.ndim == 4 && attn.shape[1] == 3,
@@ -430,9 +410,9 @@ static void test_program(const char *tmp) {
     Tensor pad = tensor_new(4, (int[]){ 2, 1, 1, 4 }), full = scores_tensor(2, 3, 4);
     for (long i = 0; i < pad.size; i++) pad.data[i] = i % 4 < (i < 4 ? 3 : 2);
     expand(full.data, &pad, 2, 3, 4);
-    save(d1, "attention_mask", &pad);
+    save_npy(d1, "attention_mask", &pad);
     run("mha", ARGS("--load", d1, "--heads", "3", "--dump", d2, "--quiet"));
-    save(d1, "attention_mask", &full);
+    save_npy(d1, "attention_mask", &full);
     snprintf(p1, sizeof p1, "%s/out.npy", d2);
     snprintf(p2, sizeof p2, "%s/explicit/out.npy", tmp);
     char explicit_dir[600];
@@ -448,7 +428,7 @@ static void test_program(const char *tmp) {
                                        "(B, H, T, S) with S = 5 for T = 4", "(3, H, T, T) for B = 2" };
     for (int c = 0; c < 5; c++) {
         Tensor m = tensor_new(bad[c][0], bad[c] + 1);
-        save(d1, "attention_mask", &m);
+        save_npy(d1, "attention_mask", &m);
         tensor_free(&m);
         refuses(prog, ARGS("--load", d1, "--heads", "3", "--dump", never), "does not broadcast", "%s is refused", why[c]);
         ok(empty_dir(never), "and nothing is written");
@@ -456,7 +436,7 @@ static void test_program(const char *tmp) {
     /* a 3-d mask whose first size is H is legal: it is read as (H, T, T), whatever was meant */
     Tensor per_head = tensor_new3(3, 4, 4);
     for (long i = 0; i < per_head.size; i++) per_head.data[i] = pattern(i, 9);
-    save(d1, "attention_mask", &per_head);
+    save_npy(d1, "attention_mask", &per_head);
     tensor_free(&per_head);
     status = run("mha", ARGS("--load", d1, "--heads", "3", "--quiet"));
     ok(status == 0, "a (3, 4, 4) mask with H = 3 is taken, as one (T, T) pattern per head");

@@ -187,32 +187,6 @@ static void test_masks(void) {
     mha_qkv_free(&m);
 }
 
-/* ---- files, and the real program --------------------------------------------- */
-
-static char out[16384], err[16384];
-
-static int run(const char *name, const char *const *args) {
-    return run_program(program_path(name), args, out, sizeof out, err, sizeof err);
-}
-
-static Tensor load(const char *dir, const char *name) {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-    return npy_load(path, NPY_MASK);
-}
-
-static void save(const char *dir, const char *name, const Tensor *t) {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-    npy_save(path, t);
-}
-
-static void copy(const char *from_dir, const char *from, const char *to_dir, const char *to) {
-    Tensor t = load(from_dir, from);
-    dump_tensor(to_dir, to, &t);
-    tensor_free(&t);
-}
-
 /* The program on three copies of one X is seed 000's MHA, causal mask included. */
 static void test_seed_000(const char *tmp) {
     char d1[600], d2[600], d3[600];
@@ -222,18 +196,18 @@ static void test_seed_000(const char *tmp) {
     int B = 2, T = 5, D = 12, H = 3;
     int s1 = run("mha_qkv", ARGS("--batch", "2", "--seq", "5", "--kv-seq", "5", "--dim", "12", "--heads", "3",
                                  "--quiet", "--dump", d1));
-    for (int i = 0; i < 8; i++) copy(d1, mha_qkv_names[i], d2, mha_qkv_names[i]);
-    copy(d1, "Q", d2, "Q"); copy(d1, "Q", d2, "K"); copy(d1, "Q", d2, "V");
+    for (int i = 0; i < 8; i++) copy_npy(d1, mha_qkv_names[i], d2, mha_qkv_names[i]);
+    copy_npy(d1, "Q", d2, "Q"); copy_npy(d1, "Q", d2, "K"); copy_npy(d1, "Q", d2, "V");
     Tensor tril = tensor_new2(T, T);
     for (int t = 0; t < T; t++)
         for (int s = 0; s <= t; s++) tril.data[t * T + s] = 1;      /* torch.tril(torch.ones(T, T)) */
-    save(d2, "mask", &tril);
+    save_npy(d2, "mask", &tril);
     int s2 = run("mha_qkv", ARGS("--load", d2, "--heads", "3", "--quiet", "--dump", d3));
     ok(s1 == 0 && s2 == 0, "mha_qkv runs on Q = K = V with a (T, T) tril mask");
     MhaQkv m = { .dim = D, .heads = H };
     Tensor *p[8] = MHA_QKV_PARAMS(&m);
-    for (int i = 0; i < 8; i++) *p[i] = load(d2, mha_qkv_names[i]);
-    Tensor x = load(d2, "Q"), got = load(d3, "out");
+    for (int i = 0; i < 8; i++) *p[i] = load_npy(d2, mha_qkv_names[i]);
+    Tensor x = load_npy(d2, "Q"), got = load_npy(d3, "out");
     double *want = malloc(sizeof(double) * B * T * D);
     reference_000(want, &m, x.data, tril.data, B, T);
     close_ok(got.data, want, got.size, 1e-5, 0, "with three copies of x and tril, it is seed 000's MultiHeadAttention");
@@ -282,8 +256,8 @@ static void test_against_mha(const char *tmp) {
         if (s1 == 0)
             s1 = causal ? run("mha", ARGS("--load", dm, "--heads", heads, "--causal", "--quiet", "--dump", dm2))
                         : run("mha", ARGS("--load", dm, "--heads", heads, "--quiet", "--dump", dm2));
-        for (int i = 0; s1 == 0 && i < 8; i++) copy(dm, mha_names[i], dq, mha_qkv_names[i]);
-        if (s1 == 0) { copy(dm, "X", dq, "Q"); copy(dm, "X", dq, "K"); copy(dm, "X", dq, "V"); }
+        for (int i = 0; s1 == 0 && i < 8; i++) copy_npy(dm, mha_names[i], dq, mha_qkv_names[i]);
+        if (s1 == 0) { copy_npy(dm, "X", dq, "Q"); copy_npy(dm, "X", dq, "K"); copy_npy(dm, "X", dq, "V"); }
         int s2 = causal ? run("mha_qkv", ARGS("--load", dq, "--heads", heads, "--causal", "--quiet", "--dump", oq))
                         : run("mha_qkv", ARGS("--load", dq, "--heads", heads, "--quiet", "--dump", oq));
         int same = s1 == 0 && s2 == 0;
@@ -294,7 +268,7 @@ static void test_against_mha(const char *tmp) {
         }
         ok(same, "mha %s...: mha_qkv on X three times writes the same out.npy and attn.npy, byte for byte%s",
            flags[c][1], causal ? " (both --causal)" : "");
-        if (!same) diag("exit %d and %d; %s", s1, s2, err);
+        if (!same) diag("exit %d and %d; %s", s1, s2, run_err);
     }
 }
 
@@ -306,8 +280,8 @@ static void test_program(const char *tmp) {
     const char *prog = program_path("mha_qkv");
 
     int status = run("mha_qkv", NO_ARGS);
-    ok(status == 0 && strstr(out, "Q (1, 4, 8), K and V (1, 6, 8), mask none") && strstr(out, "attn: tensor([[[[") &&
-       strstr(out, "parameters: 288"), "run without flags, the program prints four queries against six keys, 288 parameters");
+    ok(status == 0 && strstr(run_out, "Q (1, 4, 8), K and V (1, 6, 8), mask none") && strstr(run_out, "attn: tensor([[[[") &&
+       strstr(run_out, "parameters: 288"), "run without flags, the program prints four queries against six keys, 288 parameters");
 
     status = run("mha_qkv", ARGS("--batch", "3", "--causal", "--quiet", "--dump", d1));
     run("mha_qkv", ARGS("--load", d1, "--heads", "2", "--dump", d2, "--quiet"));
@@ -320,7 +294,7 @@ static void test_program(const char *tmp) {
         if (!same_file(p1, p2)) { all_same = 0; diag("%s differs", files[i]); }
     }
     ok(all_same, "--load of a --causal --dump reproduces all fourteen files byte for byte");
-    Tensor mask = load(d1, "mask");
+    Tensor mask = load_npy(d1, "mask");
     int tri = mask.ndim == 2 && mask.shape[0] == 4 && mask.shape[1] == 6;
     for (long i = 0; tri && i < mask.size; i++) tri = mask.data[i] == (i % 6 <= i / 6);
     ok(tri, "--causal with T = 4, S = 6 is tril(ones(4, 6))");
@@ -333,21 +307,21 @@ static void test_program(const char *tmp) {
     refuses(prog, ARGS("--load", d1, "--seq", "5"), "--seq 5", "--seq disagreeing with Q.npy is refused");
 
     Tensor bad = tensor_new3(3, 4, 6);                /* (B, T, S): its B = 3 meets H = 2 */
-    save(d1, "mask", &bad);
+    save_npy(d1, "mask", &bad);
     refuses(prog, ARGS("--load", d1, "--dump", never), "(B, 1, T, S)", "a (B, T, S) mask with B = 3, H = 2 is refused, naming the fix");
     tensor_free(&bad);
     snprintf(p1, sizeof p1, "%s/mask.npy", d1);
     remove(p1);
     Tensor shortv = tensor_new3(3, 5, 8);
-    save(d1, "V", &shortv);
+    save_npy(d1, "V", &shortv);
     refuses(prog, ARGS("--load", d1, "--dump", never), "V.npy", "V with another length than K is refused, naming V.npy");
     tensor_free(&shortv);
-    copy(d2, "V", d1, "V");
+    copy_npy(d2, "V", d1, "V");
     Tensor widek = tensor_new3(3, 6, 4);
-    save(d1, "K", &widek);
+    save_npy(d1, "K", &widek);
     refuses(prog, ARGS("--load", d1, "--dump", never), "K.npy", "K with another width than Q is refused");
     tensor_free(&widek);
-    copy(d2, "K", d1, "K");
+    copy_npy(d2, "K", d1, "K");
     snprintf(p1, sizeof p1, "%s/W_o.bias.npy", d1);
     remove(p1);
     refuses(prog, ARGS("--load", d1, "--dump", never), "W_o.bias", "a missing W_o.bias is refused, naming it");

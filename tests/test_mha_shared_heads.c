@@ -156,32 +156,6 @@ static void test_flattening(void) {
     }
 }
 
-/* ---- the real programs ----------------------------------------------------------- */
-
-static char out[16384], err[16384];
-
-static int run(const char *name, const char *const *args) {
-    return run_program(program_path(name), args, out, sizeof out, err, sizeof err);
-}
-
-static Tensor load(const char *dir, const char *name) {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-    return npy_load(path, NPY_MASK);
-}
-
-static void save(const char *dir, const char *name, const Tensor *t) {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-    npy_save(path, t);
-}
-
-static void copy(const char *from_dir, const char *from, const char *to_dir, const char *to) {
-    Tensor t = load(from_dir, from);
-    dump_tensor(to_dir, to, &t);
-    tensor_free(&t);
-}
-
 /* W (D, D): H copies of w (hd, hd) down the diagonal, times factor; b (D) zeros. */
 static void block_diagonal(const char *dir, const char *name, const Tensor *w, int H, float factor) {
     int hd = w->shape[0], D = hd * H;
@@ -219,21 +193,21 @@ static void test_block_diagonal(const char *tmp) {
         int s1 = run("mha_shared_heads", args);
         const char *small[3] = { "queries.weight", "keys.weight", "values.weight" }, *big[3] = { "W_q", "W_k", "W_v" };
         for (int i = 0; s1 == 0 && i < 3; i++) {
-            Tensor w = load(ds, small[i]);
+            Tensor w = load_npy(ds, small[i]);
             block_diagonal(dq, big[i], &w, H, i == 0 ? 1.0f / sqrtf((float)H) : 1.0f);   /* sqrt(hd) * sqrt(H) = sqrt(D) */
             tensor_free(&w);
         }
         char p[1100];
         snprintf(p, sizeof p, "%s/mask.npy", ds);
         if (s1 == 0) {
-            copy(ds, "fc_out.weight", dq, "W_o.weight"); copy(ds, "fc_out.bias", dq, "W_o.bias");
-            copy(ds, "query", dq, "Q"); copy(ds, "keys", dq, "K"); copy(ds, "values", dq, "V");
-            if (file_exists(p)) copy(ds, "mask", dq, "mask");
+            copy_npy(ds, "fc_out.weight", dq, "W_o.weight"); copy_npy(ds, "fc_out.bias", dq, "W_o.bias");
+            copy_npy(ds, "query", dq, "Q"); copy_npy(ds, "keys", dq, "K"); copy_npy(ds, "values", dq, "V");
+            if (file_exists(p)) copy_npy(ds, "mask", dq, "mask");
         }
         char hs[8];
         snprintf(hs, sizeof hs, "%d", H);
         int s2 = run("mha_qkv", ARGS("--load", dq, "--heads", hs, "--quiet", "--dump", oq));
-        Tensor a1 = load(ds, "attn"), a2 = load(oq, "attn"), o1 = load(ds, "out"), o2 = load(oq, "out");
+        Tensor a1 = load_npy(ds, "attn"), a2 = load_npy(oq, "attn"), o1 = load_npy(ds, "out"), o2 = load_npy(oq, "out");
         ok(s1 == 0 && s2 == 0 && a1.size == a2.size && o1.size == o2.size, "case %d: both programs run", c);
         if (a1.size == a2.size && o1.size == o2.size) {
             close_ok(a2.data, a1.data, a1.size, 1e-6, 0, "case %d (D = %s, H = %d): mha_qkv with block-diagonal weights "
@@ -252,11 +226,11 @@ static void test_program(const char *tmp) {
     const char *prog = program_path("mha_shared_heads");
 
     int status = run("mha_shared_heads", NO_ARGS);
-    ok(status == 0 && strstr(out, "attention: tensor([[[[") && strstr(out, "parameters: 120 = 3 hd^2 + D^2 + D (mha: 288"),
+    ok(status == 0 && strstr(run_out, "attention: tensor([[[[") && strstr(run_out, "parameters: 120 = 3 hd^2 + D^2 + D (mha: 288"),
        "run without flags: the weights, and 120 parameters against mha's 288");
     status = run("mha_shared_heads", ARGS("--batch", "2", "--seq", "10", "--dim", "256", "--heads", "8"));
-    ok(status == 0 && strstr(out, "parameters: 68864 = 3 hd^2 + D^2 + D (mha: 263168 = 4D^2 + 4D)") &&
-       strstr(out, "over 10 keys"), "the seed's sizes: 68864 parameters against 263168; keys as long as the query");
+    ok(status == 0 && strstr(run_out, "parameters: 68864 = 3 hd^2 + D^2 + D (mha: 263168 = 4D^2 + 4D)") &&
+       strstr(run_out, "over 10 keys"), "the seed's sizes: 68864 parameters against 263168; keys as long as the query");
 
     status = run("mha_shared_heads", ARGS("--batch", "2", "--kv-seq", "6", "--causal", "--quiet", "--dump", d1));
     run("mha_shared_heads", ARGS("--load", d1, "--heads", "2", "--dump", d2, "--quiet"));
@@ -269,7 +243,7 @@ static void test_program(const char *tmp) {
         if (!same_file(p1, p2)) { all_same = 0; diag("%s differs", files[i]); }
     }
     ok(all_same, "--load of a --dump (S = 6 != T = 4, --causal) reproduces all eleven files byte for byte");
-    Tensor w = load(d1, "values.weight");
+    Tensor w = load_npy(d1, "values.weight");
     ok(w.ndim == 2 && w.shape[0] == 4 && w.shape[1] == 4, "values.weight is (hd, hd) = (4, 4)");
     tensor_free(&w);
 
@@ -277,15 +251,15 @@ static void test_program(const char *tmp) {
             "the same files with --heads 4 are refused: the (hd, hd) layers fix H");
     refuses(prog, ARGS("--heads", "3"), "does not divide", "--heads 3 with D = 8 is refused");
     Tensor bad = tensor_new3(2, 4, 7);
-    save(d1, "values", &bad);
+    save_npy(d1, "values", &bad);
     refuses(prog, ARGS("--load", d1, "--dump", never), "values.npy", "values longer than keys are refused, naming the file");
     tensor_free(&bad);
-    copy(d2, "values", d1, "values");
+    copy_npy(d2, "values", d1, "values");
     bad = tensor_new2(3, 6);
-    save(d1, "mask", &bad);
+    save_npy(d1, "mask", &bad);
     refuses(prog, ARGS("--load", d1, "--dump", never), "does not broadcast", "a (3, S) mask against T = 4 is refused");
     tensor_free(&bad);
-    copy(d2, "mask", d1, "mask");
+    copy_npy(d2, "mask", d1, "mask");
     snprintf(p1, sizeof p1, "%s/fc_out.bias.npy", d1);
     remove(p1);
     refuses(prog, ARGS("--load", d1, "--dump", never), "fc_out.bias", "a missing fc_out.bias is refused, naming it");

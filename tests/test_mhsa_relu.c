@@ -160,25 +160,13 @@ static void reference_study(double *table, int N, int T, uint64_t seed) {
     }
 }
 
-static char out[16384], err[16384];
-
-static int run(const char *name, const char *const *args) {
-    return run_program(program_path(name), args, out, sizeof out, err, sizeof err);
-}
-
-static Tensor load(const char *dir, const char *name) {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-    return npy_load(path, NPY_FLOAT);
-}
-
 static void test_scale_study(const char *tmp) {
     char d1[600], d2[600], never[600], p1[1100], p2[1100];
     snprintf(d1, sizeof d1, "%s/study", tmp);
     snprintf(d2, sizeof d2, "%s/study-again", tmp);
     snprintf(never, sizeof never, "%s/never", tmp);
     int status = run("scale_study", ARGS("--batch", "300", "--seq", "16", "--seed", "5", "--quiet", "--dump", d1));
-    Tensor t = load(d1, "scale");
+    Tensor t = load_npy(d1, "scale");
     ok(status == 0 && t.ndim == 2 && t.shape[0] == 9 && t.shape[1] == 5, "scale_study --dump writes scale.npy, (9, 5)");
     double want[45];
     reference_study(want, 300, 16, 5);
@@ -200,8 +188,8 @@ static void test_scale_study(const char *tmp) {
     snprintf(p2, sizeof p2, "%s/scale.npy", d2);
     ok(same_file(p1, p2), "the same seed gives the same bytes");
     status = run("scale_study", ARGS("--batch", "50", "--seq", "4"));
-    ok(status == 0 && strstr(out, "50 queries per width, each against 4 keys") && strstr(out, "  1024 ") &&
-       strstr(out, "a uniform row of 4 keys: 0.2500"), "scale_study prints its table, d = 4 .. 1024");
+    ok(status == 0 && strstr(run_out, "50 queries per width, each against 4 keys") && strstr(run_out, "  1024 ") &&
+       strstr(run_out, "a uniform row of 4 keys: 0.2500"), "scale_study prints its table, d = 4 .. 1024");
     const char *prog = program_path("scale_study");
     refuses(prog, ARGS("--dim", "8", "--dump", never), "--dim", "--dim is refused: the study sweeps d");
     refuses(prog, ARGS("--load", d1), "--load", "--load is refused: the study draws its own numbers");
@@ -219,8 +207,8 @@ static void test_program(const char *tmp) {
     const char *prog = program_path("mhsa_relu");
 
     int status = run("mhsa_relu", NO_ARGS);
-    ok(status == 0 && strstr(out, "num_header=2, masked=False) on x (2, 3, 8)") && strstr(out, "output: tensor([[[") &&
-       strstr(out, "zeros in the output: ") && strstr(out, "parameters: 288"), "run without flags: the seed's sizes, the zeros counted");
+    ok(status == 0 && strstr(run_out, "num_header=2, masked=False) on x (2, 3, 8)") && strstr(run_out, "output: tensor([[[") &&
+       strstr(run_out, "zeros in the output: ") && strstr(run_out, "parameters: 288"), "run without flags: the seed's sizes, the zeros counted");
     status = run("mhsa_relu", ARGS("--causal", "--batch", "3", "--quiet", "--dump", d1));
     run("mhsa_relu", ARGS("--load", d1, "--causal", "--dump", d2, "--quiet"));
     const char *files[] = { "out", "attn", "x", "wq.0.weight", "wq.0.bias", "wk.0.weight", "wk.0.bias",
@@ -235,7 +223,7 @@ static void test_program(const char *tmp) {
     snprintf(p1, sizeof p1, "%s/mask.npy", d1);
     ok(!file_exists(p1), "no mask file: the seed's mask is made from T inside forward");
     status = run("mhsa_relu", ARGS("--load", d1, "--quiet", "--dump", d2));
-    Tensor a1 = load(d1, "attn"), a2 = load(d2, "attn");
+    Tensor a1 = load_npy(d1, "attn"), a2 = load_npy(d2, "attn");
     ok(status == 0 && memcmp(a1.data, a2.data, sizeof(float) * a1.size) != 0, "the same files without --causal attend to later keys");
     tensor_free(&a1); tensor_free(&a2);
 
@@ -248,7 +236,7 @@ static void test_program(const char *tmp) {
     tensor_free(&bad);
     refuses(prog, ARGS("--load", d1, "--dump", never), "x.npy", "a 2-d x is refused, naming x.npy");
     {                                                
-        Tensor x = load(d2, "x");
+        Tensor x = load_npy(d2, "x");
         npy_save(p1, &x);
         tensor_free(&x);
     }

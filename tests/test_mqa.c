@@ -282,24 +282,6 @@ static void test_kv_cache(void) {
     refuses(program_path("kv_cache"), ARGS("--heads", "2"), "--heads", "kv_cache refuses --heads");
 }
 
-/* ---- the program ------------------------------------------------------------------ */
-
-static char out[16384], err[16384];
-
-static int run(const char *const *args) { return run_program(program_path("mqa"), args, out, sizeof out, err, sizeof err); }
-
-static Tensor load(const char *dir, const char *name) {
-    char path[1400];
-    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-    return npy_load(path, NPY_MASK);
-}
-
-static void save(const char *dir, const char *name, const Tensor *t) {
-    char path[1400];
-    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-    npy_save(path, t);
-}
-
 static int has_shape(const Tensor *t, int ndim, const int *shape) {
     return t->ndim == ndim && !memcmp(t->shape, shape, (size_t)ndim * sizeof(int));
 }
@@ -309,9 +291,9 @@ static void test_program(const char *tmp) {
     snprintf(d1, sizeof d1, "%s/one", tmp);
     snprintf(d2, sizeof d2, "%s/two", tmp);
     snprintf(never, sizeof never, "%s/never", tmp);
-    int status = run(ARGS("--batch", "2", "--seq", "5", "--dim", "12", "--heads", "3", "--causal", "--dump", d1));
-    ok(status == 0 && strstr(out, "MultiQueryAttention(d_model=12, num_heads=3)") && strstr(out, "attn_scores: tensor(") &&
-       strstr(out, "cached per position: 8 numbers of K and V (MHA: 24)"), "mqa runs and prints the weights and the cache");
+    int status = run("mqa", ARGS("--batch", "2", "--seq", "5", "--dim", "12", "--heads", "3", "--causal", "--dump", d1));
+    ok(status == 0 && strstr(run_out, "MultiQueryAttention(d_model=12, num_heads=3)") && strstr(run_out, "attn_scores: tensor(") &&
+       strstr(run_out, "cached per position: 8 numbers of K and V (MHA: 24)"), "mqa runs and prints the weights and the cache");
     static const struct { const char *name; int ndim, shape[4]; } files[] = {
         { "W_Q.weight", 2, { 12, 12 } }, { "W_Q.bias", 1, { 12 } }, { "W_K.weight", 2, { 4, 12 } }, { "W_K.bias", 1, { 4 } },
         { "W_V.weight", 2, { 4, 12 } }, { "W_V.bias", 1, { 4 } }, { "W_O.weight", 2, { 12, 12 } }, { "W_O.bias", 1, { 12 } },
@@ -319,14 +301,14 @@ static void test_program(const char *tmp) {
     };
     int shapes_ok = 1;
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        Tensor t = load(d1, files[i].name);
+        Tensor t = load_npy(d1, files[i].name);
         if (!has_shape(&t, files[i].ndim, files[i].shape)) { shapes_ok = 0; diag("%s has the wrong shape", files[i].name); }
         tensor_free(&t);
     }
     ok(shapes_ok, "--dump writes the state_dict keys, x, mask, attn (B, H, T, T) and out at their shapes");
 
-    status = run(ARGS("--load", d1, "--heads", "3", "--dump", d2, "--quiet"));
-    int same = status == 0 && out[0] == 0;
+    status = run("mqa", ARGS("--load", d1, "--heads", "3", "--dump", d2, "--quiet"));
+    int same = status == 0 && run_out[0] == 0;
     for (const char *f = "out\0attn\0"; *f; f += strlen(f) + 1) {
         snprintf(p1, sizeof p1, "%s/%s.npy", d1, f);
         snprintf(p2, sizeof p2, "%s/%s.npy", d2, f);
@@ -336,9 +318,9 @@ static void test_program(const char *tmp) {
 
     /* the reference on the program's own files */
     MQA m = { .dim = 12, .heads = 3 };
-    m.q_w = load(d1, "W_Q.weight"); m.q_b = load(d1, "W_Q.bias"); m.k_w = load(d1, "W_K.weight"); m.k_b = load(d1, "W_K.bias");
-    m.v_w = load(d1, "W_V.weight"); m.v_b = load(d1, "W_V.bias"); m.o_w = load(d1, "W_O.weight"); m.o_b = load(d1, "W_O.bias");
-    Tensor x = load(d1, "x"), mask = load(d1, "mask"), got = load(d1, "out");
+    m.q_w = load_npy(d1, "W_Q.weight"); m.q_b = load_npy(d1, "W_Q.bias"); m.k_w = load_npy(d1, "W_K.weight"); m.k_b = load_npy(d1, "W_K.bias");
+    m.v_w = load_npy(d1, "W_V.weight"); m.v_b = load_npy(d1, "W_V.bias"); m.o_w = load_npy(d1, "W_O.weight"); m.o_b = load_npy(d1, "W_O.bias");
+    Tensor x = load_npy(d1, "x"), mask = load_npy(d1, "mask"), got = load_npy(d1, "out");
     float vis[2 * 3 * 5 * 5];
     double rout[2 * 5 * 12], ratt[2 * 3 * 5 * 5];
     expand(vis, &mask, 2, 3, 5);
@@ -350,9 +332,9 @@ static void test_program(const char *tmp) {
     /* a fully hidden query row: NaN in the files too */
     Tensor rows = tensor_new(4, (int[]){ 2, 1, 5, 1 });
     for (int i = 0; i < 10; i++) rows.data[i] = i != 6;                  /* b = 1, query 1 sees nothing */
-    save(d2, "mask", &rows);
-    status = run(ARGS("--load", d2, "--heads", "3", "--dump", d2, "--quiet"));
-    Tensor att = load(d2, "attn"), o = load(d2, "out");
+    save_npy(d2, "mask", &rows);
+    status = run("mqa", ARGS("--load", d2, "--heads", "3", "--dump", d2, "--quiet"));
+    Tensor att = load_npy(d2, "attn"), o = load_npy(d2, "out");
     int nan_ok = status == 0;
     for (int h = 0; h < 3; h++)
         for (int s = 0; s < 5; s++) nan_ok &= isnan(att.data[((1 * 3 + h) * 5 + 1) * 5 + s]) != 0;
@@ -370,14 +352,14 @@ static void test_program(const char *tmp) {
     refuses(program_path("mqa"), ARGS("--load", d1, "--heads", "3", "--seq", "4"), "--seq",
             "a --seq that disagrees with x.npy is refused");
     Tensor bad = tensor_new3(2, 5, 5);                                    /* (B, T, T): B = 2 meets H = 3 */
-    save(d1, "mask", &bad);
+    save_npy(d1, "mask", &bad);
     tensor_free(&bad);
     refuses(program_path("mqa"), ARGS("--load", d1, "--heads", "3", "--dump", never), "(B, 1, T, T)",
             "a (B, T, T) mask is refused against (B, H, T, T), with the shape to use instead");
     snprintf(p1, sizeof p1, "%s/mask.npy", d1);
     remove(p1);
     Tensor wide = tensor_new2(12, 12);                                    /* an MHA checkpoint's W_K */
-    save(d1, "W_K.weight", &wide);
+    save_npy(d1, "W_K.weight", &wide);
     tensor_free(&wide);
     refuses(program_path("mqa"), ARGS("--load", d1, "--heads", "3", "--dump", never), "W_K.weight.npy: shape (12, 12), expected (4, 12)",
             "a (D, D) W_K is refused, naming the file and both shapes");

@@ -402,28 +402,6 @@ static void test_is_v2(void) {
     }
 }
 
-/* ---- running the programs ----------------------------------------------------------- */
-
-static char out[16384], err[16384];
-
-/* Run $ABH_BIN/NAME with args; its stdout and stderr land in out and err. */
-static int run(const char *name, const char *const *args) {
-    return run_program(program_path(name), args, out, sizeof out, err, sizeof err);
-}
-
-/* DIR/NAME.npy, loaded (as a mask kind, which reads every dtype we write) */
-static Tensor load(const char *dir, const char *name) {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-    return npy_load(path, NPY_MASK);
-}
-
-static void save(const char *dir, const char *name, const Tensor *t) {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-    npy_save(path, t);
-}
-
 /* A .npy file of any dtype, written by hand: descr, shape, and n elements of size
  * bytes each at data, already little-endian. */
 static void write_npy(const char *path, const char *descr, int ndim, const int *shape, const void *data, long n,
@@ -450,20 +428,20 @@ static void test_program(const char *tmp) {
     snprintf(never, sizeof never, "%s/never", tmp);
 
     int status = run("selfatt_v3", ARGS("--seed", "42"));
-    ok(status == 0 && strstr(out, "attention_mask (3, 4, 4)") && strstr(out, "attention_weight: tensor([[[") &&
-       strstr(out, "output shape: (3, 4, 2)") && !strstr(out, "after dropout"),
+    ok(status == 0 && strstr(run_out, "attention_mask (3, 4, 4)") && strstr(run_out, "attention_weight: tensor([[[") &&
+       strstr(run_out, "output shape: (3, 4, 2)") && !strstr(run_out, "after dropout"),
        "run without flags, the program prints the notebook's case: mask (3, 4, 4), weights, output shape");
     status = run("selfatt_v3", ARGS("--train"));
-    ok(status == 0 && strstr(out, "dropout p = 0.1 ") && strstr(out, "after dropout: tensor(") &&
-       strstr(out, "row sums after dropout: tensor("), "--train alone uses p = 0.1 and prints the weights after dropout and their row sums");
+    ok(status == 0 && strstr(run_out, "dropout p = 0.1 ") && strstr(run_out, "after dropout: tensor(") &&
+       strstr(run_out, "row sums after dropout: tensor("), "--train alone uses p = 0.1 and prints the weights after dropout and their row sums");
     status = run("selfatt_v3", ARGS("--help"));
-    ok(status == 0 && strstr(out, "--causal") && strstr(out, "--dropout") && strstr(out, "max(1, T - 1 - b)"),
+    ok(status == 0 && strstr(run_out, "--causal") && strstr(run_out, "--dropout") && strstr(run_out, "max(1, T - 1 - b)"),
        "--help lists the mask and dropout flags and the padding rule");
 
     /* dump, load, dump again: the same bytes */
     status = run("selfatt_v3", ARGS("--quiet", "--dump", d1));
-    ok(status == 0 && !out[0], "--dump writes the default case");
-    Tensor mask = load(d1, "attention_mask"), pad = mask_padding(3, 4);
+    ok(status == 0 && !run_out[0], "--dump writes the default case");
+    Tensor mask = load_npy(d1, "attention_mask"), pad = mask_padding(3, 4);
     ok(mask.ndim == 3 && same_floats(mask.data, pad.data, pad.size), "the dumped attention_mask is the notebook's (3, 4, 4) mask");
     tensor_free(&mask); tensor_free(&pad);
     status = run("selfatt_v3", ARGS("--load", d1, "--dump", d2, "--quiet"));
@@ -488,8 +466,8 @@ static void test_program(const char *tmp) {
 
     /* --causal */
     status = run("selfatt_v3", ARGS("--quiet", "--batch", "2", "--seq", "6", "--dim", "3", "--causal", "--dump", d3));
-    Tensor att = load(d3, "attn");
-    mask = load(d3, "attention_mask");
+    Tensor att = load_npy(d3, "attn");
+    mask = load_npy(d3, "attention_mask");
     long upper = 0, nonzero_upper = 0;
     for (long i = 0; i < att.size; i++) {
         int s = (int)(i % 6), t = (int)(i / 6 % 6);
@@ -510,26 +488,26 @@ static void test_program(const char *tmp) {
     remove(p1);
     remove(p2);
     status = run("selfatt_v3", ARGS("--load", d3, "--dump", d2));
-    ok(status == 0 && strstr(out, "attention_mask none") && !file_exists(p2),
+    ok(status == 0 && strstr(run_out, "attention_mask none") && !file_exists(p2),
        "with --load and no attention_mask.npy there is no mask, and none is dumped");
-    att = load(d2, "attn");
+    att = load_npy(d2, "attn");
     good = 1;
     for (long r = 0; r < att.size / 6; r++)
         for (int s = 0; s < 6; s++) good &= att.data[r * 6 + s] > 0.0f;
     ok(good, "with no mask every weight is positive");
     tensor_free(&att);
     status = run("selfatt_v3", ARGS("--load", d3, "--dump", d2, "--quiet", "--causal"));
-    mask = load(d2, "attention_mask");
+    mask = load_npy(d2, "attention_mask");
     ok(status == 0 && mask.ndim == 2 && mask.shape[0] == 6 && mask.shape[1] == 6,
        "--causal with no mask file applies and dumps the (T, T) triangle");
     tensor_free(&mask);
 
     /* every dtype a mask file may have gives the same result */
-    Tensor x = load(d1, "X");
+    Tensor x = load_npy(d1, "X");
     static const float keys[3][4] = { { 1, 1, 0, 1 }, { 1, 0, 0, 0 }, { 0, 1, 1, 1 } };
     Tensor m31 = tensor_new3(3, 1, 4);
     memcpy(m31.data, keys, sizeof keys);
-    save(d1, "attention_mask", &m31);
+    save_npy(d1, "attention_mask", &m31);
     status = run("selfatt_v3", ARGS("--load", d1, "--dump", d2, "--quiet"));
     snprintf(p2, sizeof p2, "%s/out.npy", d2);
     snprintf(p1, sizeof p1, "%s/out-f4.npy", tmp);
@@ -562,7 +540,7 @@ static void test_program(const char *tmp) {
     };
     for (int k = 0; k < 4; k++) {
         Tensor t = tensor_new(bad[k].ndim, bad[k].shape);
-        save(d1, "attention_mask", &t);
+        save_npy(d1, "attention_mask", &t);
         tensor_free(&t);
         refuses(program_path("selfatt_v3"), ARGS("--load", d1, "--dump", never), "does not broadcast", bad[k].why);
     }
@@ -570,12 +548,12 @@ static void test_program(const char *tmp) {
 
     /* with B == T the (B, T) mask is accepted, and means something else */
     status = run("selfatt_v3", ARGS("--batch", "4", "--seq", "4", "--dim", "2", "--quiet", "--dump", d2));
-    mask = load(d2, "attention_mask");
+    mask = load_npy(d2, "attention_mask");
     Tensor rows = tensor_new2(4, 4);
     for (int b = 0; b < 4; b++) memcpy(rows.data + b * 4, mask.data + b * 16, 4 * sizeof(float));   /* pad[b] */
-    save(d2, "attention_mask", &rows);
+    save_npy(d2, "attention_mask", &rows);
     status = run("selfatt_v3", ARGS("--load", d2, "--dump", d3, "--quiet"));
-    Tensor right = load(d2, "attn"), wrong = load(d3, "attn");
+    Tensor right = load_npy(d2, "attn"), wrong = load_npy(d3, "attn");
     ok(status == 0 && !same_floats(right.data, wrong.data, right.size),
        "with B == T the program accepts an unrepeated (B, T) mask, as PyTorch does, and the weights come out different");
     tensor_free(&mask); tensor_free(&rows); tensor_free(&right); tensor_free(&wrong);
@@ -596,9 +574,9 @@ static void test_fill_program(const char *tmp) {
     char d[600];
     snprintf(d, sizeof d, "%s/fill", tmp);
     int status = run("fill_values", ARGS("--dump", d));
-    ok(status == 0 && strstr(out, "masked_fill(-1e20): tensor(") && strstr(out, "nan") &&
-       strstr(out, "add -10000: tensor("), "fill_values prints the three maps, NaN included");
-    Tensor att = load(d, "attn"), want = fill_attend();
+    ok(status == 0 && strstr(run_out, "masked_fill(-1e20): tensor(") && strstr(run_out, "nan") &&
+       strstr(run_out, "add -10000: tensor("), "fill_values prints the three maps, NaN included");
+    Tensor att = load_npy(d, "attn"), want = fill_attend();
     int same = att.ndim == 3 && att.shape[0] == 3 && att.shape[1] == 3 && att.shape[2] == 4;
     for (long i = 0; i < want.size && same; i++)
         same &= isnan(want.data[i]) ? isnan(att.data[i]) : att.data[i] == want.data[i];

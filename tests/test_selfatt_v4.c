@@ -201,26 +201,6 @@ static void test_checklist(void) {
     selfatt_v4_free(&m);
 }
 
-/* ---- V4 is V3, to the bit, through the real programs ----------------------- */
-
-static char out[16384], err[16384];
-
-static int run(const char *name, const char *const *args) {
-    return run_program(program_path(name), args, out, sizeof out, err, sizeof err);
-}
-
-static Tensor load(const char *dir, const char *name) {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-    return npy_load(path, NPY_MASK);
-}
-
-static void save(const char *dir, const char *name, const Tensor *t) {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-    npy_save(path, t);
-}
-
 /* dir3 gets V3's files for V4's case in dir4: proj = the three layers stacked,
  * query rows first; output_proj, X and the mask copied. */
 static void stack_into_v3(const char *dir4, const char *dir3) {
@@ -231,7 +211,7 @@ static void stack_into_v3(const char *dir4, const char *dir3) {
         const char *const who[3] = { "query", "key", "value" };
         for (int i = 0; i < 3; i++) {
             snprintf(name, sizeof name, "%s_proj.%s", who[i], parts[p]);
-            layers[i] = load(dir4, name);
+            layers[i] = load_npy(dir4, name);
         }
         int shape[2] = { 3 * layers[0].shape[0], layers[0].ndim == 2 ? layers[0].shape[1] : 1 };
         Tensor fused = tensor_new(layers[0].ndim, shape);          /* (3D, D) or (3D) */
@@ -245,8 +225,8 @@ static void stack_into_v3(const char *dir4, const char *dir3) {
     }
     const char *const copied[4] = { "output_proj.weight", "output_proj.bias", "X", "attention_mask" };
     for (int i = 0; i < 4; i++) {
-        Tensor t = load(dir4, copied[i]);
-        save(dir3, copied[i], &t);
+        Tensor t = load_npy(dir4, copied[i]);
+        save_npy(dir3, copied[i], &t);
         tensor_free(&t);
     }
 }
@@ -280,7 +260,7 @@ static void test_is_v3(const char *tmp) {
             same &= same_file(p1, p2);
         }
         ok(same, "%s: selfatt_v3 with V4's weights stacked writes the same out.npy and attn.npy, byte for byte", what[c]);
-        if (!same) diag("exit %d and %d; %s", s4, s3, err);
+        if (!same) diag("exit %d and %d; %s", s4, s3, run_err);
     }
 }
 
@@ -294,11 +274,11 @@ static void test_program(const char *tmp) {
     const char *prog = program_path("selfatt_v4");
 
     int status = run("selfatt_v4", NO_ARGS);
-    ok(status == 0 && strstr(out, "SelfAttV4(dim=2) on X of shape (3, 4, 2), attention_mask (3, 4, 4)") &&
-       strstr(out, "attention_weight: tensor([[[") && strstr(out, "parameters: 24"),
+    ok(status == 0 && strstr(run_out, "SelfAttV4(dim=2) on X of shape (3, 4, 2), attention_mask (3, 4, 4)") &&
+       strstr(run_out, "attention_weight: tensor([[[") && strstr(run_out, "parameters: 24"),
        "run without flags, the program prints the notebook's padded case and 24 parameters");
     status = run("selfatt_v4", ARGS("--train", "--dropout", "0.25"));
-    ok(status == 0 && strstr(out, "dropout p = 0.25 ") && strstr(out, "row sums after dropout"),
+    ok(status == 0 && strstr(run_out, "dropout p = 0.25 ") && strstr(run_out, "row sums after dropout"),
        "--train --dropout 0.25 prints the weights after dropout and their row sums");
 
     status = run("selfatt_v4", ARGS("--quiet", "--dump", d1));
@@ -313,12 +293,12 @@ static void test_program(const char *tmp) {
         if (!same_file(p1, p2)) { all_same = 0; diag("%s differs", files[i]); }
     }
     ok(all_same, "--load of a --dump reproduces all twelve files byte for byte");
-    Tensor mask = load(d1, "attention_mask"), pad = mask_padding(3, 4);
+    Tensor mask = load_npy(d1, "attention_mask"), pad = mask_padding(3, 4);
     ok(!memcmp(mask.data, pad.data, (size_t)pad.size * sizeof(float)), "the default mask is chapter 3's: lengths 3, 2, 1");
     tensor_free(&mask); tensor_free(&pad);
 
     Tensor bad = tensor_new2(3, 4);                      /* (B, T) with B != T */
-    save(d1, "attention_mask", &bad);
+    save_npy(d1, "attention_mask", &bad);
     tensor_free(&bad);
     refuses(prog, ARGS("--load", d1, "--dump", never), "does not broadcast", "a (B, T) mask with B != T is refused");
     ok(!file_exists(never), "and nothing is written");
