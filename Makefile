@@ -92,11 +92,14 @@ clean:
 tools:
 	@sh tools/ensure-tools.sh $(firstword $(CC)):gcc $(LUA):lua5.4 $(GNUPLOT):gnuplot-nox $(PROVE):perl
 
-build/book.html: book.md $(CHAPTERS) $(FIGURES)
+build/book.html: book.md $(CHAPTERS) $(FIGURES) tools/book-links.lua tools/check-html.sh
 	@sh tools/ensure-tools.sh $(PANDOC):pandoc
 	$(call say,PANDOC,$@)
-	$(Q)$(PANDOC) -f commonmark_x -s --toc --mathml --highlight-style=tango --self-contained \
-	    --resource-path=.:chapters --metadata pagetitle="Attention by Hand" book.md $(CHAPTERS) -o $@
+	$(Q)$(PANDOC) -f commonmark_x -t html5 -s --toc --mathml --highlight-style=tango --self-contained \
+	    --resource-path=.:chapters --metadata pagetitle="Attention by Hand" \
+	    --lua-filter tools/book-links.lua $(CHAPTERS:%=-M chapters=%) book.md $(CHAPTERS) -o $@.tmp
+	$(Q)sh tools/check-html.sh $@.tmp $(CHAPTERS)
+	$(Q)mv $@.tmp $@
 
 # ---- tangling: one stamp for all chapters; the tangler rewrites only the
 # files whose text changed, so make recompiles only what an edit touched.
