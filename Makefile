@@ -89,8 +89,8 @@ all: programs run figures
 
 ## List the targets.
 help:
-	@awk '/^## /{doc=substr($$0,4); next} /^[a-z]+:/{if(doc){split($$1,t,":"); printf "  make %-9s %s\n", t[1], doc}; doc=""}' Makefile
-	@echo "  Settings: MODE=release|debug  CC=...  V=1 (show commands)"
+	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$1,t,":"); printf "  make %-13s %s\n", t[1], doc}; doc=""}' Makefile
+	@echo "  Settings: MODE=release|debug  CC=...  V=1 (show commands)  FUZZ_SECONDS=60"
 
 ## Tangle the chapters and compile every program into build/bin.
 programs: $(PROGRAMS:%=$(BIN)/%) $(EXTRA_PROGRAMS:%=$(BIN)/%)
@@ -124,7 +124,8 @@ test-valgrind: tools programs $(TESTS:%=$(TESTBIN)/%)
 fuzz: $(FUZZERS:%=build/fuzz/fuzz_%)
 	$(Q)for f in $(FUZZERS); do \
 	    printf '  %-7s %s\n' FUZZ "$$f for $(FUZZ_SECONDS) s (corpus build/fuzz/corpus/$$f)"; \
-	    mkdir -p build/fuzz/corpus/$$f build/fuzz/findings/$$f && cp tests/fuzz/corpus/$$f/* build/fuzz/corpus/$$f/ && \
+	    mkdir -p build/fuzz/corpus/$$f build/fuzz/findings/$$f && \
+	    find tests/fuzz/corpus/$$f tests/fuzz/regressions/$$f -type f ! -name '.*' -exec cp {} build/fuzz/corpus/$$f/ \; && \
 	    opts="$(FUZZ_OPTIONS_npy)"; [ $$f = mask ] && opts="$(FUZZ_OPTIONS_mask)"; [ $$f = tangle ] && opts="$(FUZZ_OPTIONS_tangle)"; \
 	    build/fuzz/fuzz_$$f $$opts -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	        -artifact_prefix=build/fuzz/findings/$$f/ build/fuzz/corpus/$$f > build/fuzz/$$f.log 2>&1; status=$$?; \
