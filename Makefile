@@ -77,9 +77,9 @@ FUZZERS     := npy mask tangle
 FUZZ_CFLAGS := -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -g -O1 \
                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_WRAP   := -Wl,--wrap=exit,--wrap=fopen,--wrap=fclose
-FUZZ_OPTIONS_npy    := -close_fd_mask=2 -max_len=4096
+FUZZ_OPTIONS_npy    := -close_fd_mask=2 -max_len=4096 -dict=tests/fuzz/npy.dict
 FUZZ_OPTIONS_mask   := -close_fd_mask=2 -max_len=512
-FUZZ_OPTIONS_tangle := -max_len=4096 -timeout=10
+FUZZ_OPTIONS_tangle := -max_len=4096 -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/tangle.dict
 
 .PHONY: all help programs run figures test test-valgrind fuzz html clean tools
 .DELETE_ON_ERROR:

@@ -9,7 +9,7 @@
 -- The input is split into chapters at each line holding only "%%%" (so one
 -- input can hold a book), named chapters/01.md, chapters/02.md ... Then:
 --   - M.parse of each chapter and M.tangle of the book return a result or
---     nil and ONE line "chapters/NN.md:LINE: message" (never a Lua error,
+--     nil and ONE line "chapters/N.md:LINE: message" (never a Lua error,
 --     which the tangler raises again as a bug);
 --   - every output path is relative, without "..", "." or empty parts, so it
 --     stays inside the output directory;
@@ -18,7 +18,7 @@ return function(M)
   local function check_error(err, what)
     assert(type(err) == "string", what .. ": the error is not a string")
     assert(not err:find("\n"), what .. ": the error is more than one line: " .. err)
-    assert(err:find("^chapters/%d%d%.md:%d+: %S"), what .. ": the error is not 'chapters/NN.md:LINE: message': " .. err)
+    assert(err:find("^chapters/%d+%.md:%d+: %S"), what .. ": the error is not 'chapters/N.md:LINE: message': " .. err)
   end
 
   local function check_path(path)
