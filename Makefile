@@ -129,7 +129,7 @@ fuzz: $(FUZZERS:%=build/fuzz/fuzz_%)
 	    opts="$(FUZZ_OPTIONS_npy)"; [ $$f = mask ] && opts="$(FUZZ_OPTIONS_mask)"; [ $$f = tangle ] && opts="$(FUZZ_OPTIONS_tangle)"; \
 	    build/fuzz/fuzz_$$f $$opts -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	        -artifact_prefix=build/fuzz/findings/$$f/ build/fuzz/corpus/$$f > build/fuzz/$$f.log 2>&1; status=$$?; \
-	    grep -E '^#[0-9]+ +DONE|stat::number_of_executed_units|ERROR|SUMMARY' build/fuzz/$$f.log | sed 's/^/          /'; \
+	    grep -E '^#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|ERROR|SUMMARY' build/fuzz/$$f.log | sed 's/^/          /'; \
 	    if [ $$status != 0 ]; then echo "fuzz_$$f found a bug: see build/fuzz/$$f.log and build/fuzz/findings/$$f/" >&2; \
 	        tail -40 build/fuzz/$$f.log >&2; exit 1; fi; \
 	done
