@@ -193,6 +193,8 @@ $(TESTBIN)/fuzz: tests/test_fuzz.c tests/fuzz/fuzz.h tests/fuzz/fuzz_npy.c tests
 # ---- fuzzers (clang, libFuzzer): tensor.c is compiled into each
 build/fuzz/fuzz_npy build/fuzz/fuzz_mask: build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(SRC)/tensor.c $(SRC)/tensor.h
 	@sh tools/ensure-tools.sh $(FUZZ_CC):clang
+	@ls "$$($(FUZZ_CC) --print-runtime-dir)"/libclang_rt.fuzzer-*.a >/dev/null 2>&1 || \
+	    { echo "make fuzz: $(FUZZ_CC) has no libFuzzer: apt-get install libclang-rt-14-dev" >&2; exit 1; }
 	$(call say,FUZZCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(SRC) -Itests/fuzz $< $(SRC)/tensor.c -lm $(FUZZ_WRAP) -o $@
