@@ -72,7 +72,9 @@ VALGRIND_RUN = $(VALGRIND) -q --error-exitcode=1 --leak-check=full \
     --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible \
     --log-file=$(OUT)/valgrind/%p.log
 
-# make fuzz: libFuzzer harnesses in tests/fuzz/ (see tests/fuzz/fuzz.h).
+# make fuzz: libFuzzer harnesses in tests/fuzz/ (see tests/fuzz/fuzz.h), seeded
+# from tests/fuzz/corpus/NAME. The regressions are not seeds (the tangler's
+# expansion bomb would eat the fuzzer's time); make test replays them.
 FUZZERS     := npy mask tangle
 FUZZ_CFLAGS := -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -g -O1 \
                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
@@ -125,7 +127,7 @@ fuzz: $(FUZZERS:%=build/fuzz/fuzz_%)
 	$(Q)for f in $(FUZZERS); do \
 	    printf '  %-7s %s\n' FUZZ "$$f for $(FUZZ_SECONDS) s (corpus build/fuzz/corpus/$$f)"; \
 	    mkdir -p build/fuzz/corpus/$$f build/fuzz/findings/$$f && \
-	    find tests/fuzz/corpus/$$f tests/fuzz/regressions/$$f -type f ! -name '.*' -exec cp {} build/fuzz/corpus/$$f/ \; && \
+	    cp tests/fuzz/corpus/$$f/* build/fuzz/corpus/$$f/ && \
 	    opts="$(FUZZ_OPTIONS_npy)"; [ $$f = mask ] && opts="$(FUZZ_OPTIONS_mask)"; [ $$f = tangle ] && opts="$(FUZZ_OPTIONS_tangle)"; \
 	    build/fuzz/fuzz_$$f $$opts -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	        -artifact_prefix=build/fuzz/findings/$$f/ build/fuzz/corpus/$$f > build/fuzz/$$f.log 2>&1; status=$$?; \
