@@ -631,8 +631,9 @@ local function replace_file(target, text)
 end
 
 -- Fail if an output's path could leave `outdir` (see check_file_path), or
--- if a path on the way to an output, below `outdir`, is a symbolic link (a directory such as OUTDIR/src, or the file itself): writing through
--- it could put a file anywhere. Lua cannot ask about links, so one shell
+-- if a path on the way to an output, below `outdir`, is a symbolic link (a
+-- directory such as OUTDIR/src, or the file itself): writing through it
+-- could put a file anywhere. Lua cannot ask about links, so one shell
 -- command tests them all, before anything is written.
 local function refuse_links(outputs, outdir)
   local checks, owner = {}, {}
@@ -652,7 +653,7 @@ local function refuse_links(outputs, outdir)
   local link = test:read("l")
   test:close()
   if link then
-    local output = owner[link]
+    local output = owner[link] or {}                  -- {} if a newline in OUTDIR split the name
     fail(output.where or link, nil, "%s is a symbolic link; the tangler writes only inside %s and never through a link (remove it)",
          link, outdir)
   end
