@@ -8,6 +8,9 @@ LUA     ?= lua5.4
 GNUPLOT ?= gnuplot
 PROVE   ?= prove
 PANDOC  ?= pandoc
+VALGRIND ?= valgrind
+FUZZ_CC ?= clang#     make fuzz: a clang with libFuzzer (Debian: clang, libclang-rt-14-dev)
+FUZZ_SECONDS ?= 60#   make fuzz: how long each fuzzer runs
 V       ?= 0#         V=1 shows the commands
 # ---- end of user settings -------------------------------------------------
 
@@ -46,16 +49,41 @@ EXTRA_PROGRAMS :=
 FIGURES        :=
 include $(sort $(wildcard mk/*.mk))
 
-TESTS    := tensor $(PROGRAMS)
+# Tests of compiled code: tests/test_NAME.c -> $(TESTBIN)/NAME. tensor, stress
+# and fuzz are not tied to one program; the others test one program each.
+TESTS    := tensor stress fuzz $(PROGRAMS)
 TANGLED  := $(SRC)/tensor.h $(SRC)/tensor.c $(PROGRAMS:%=$(SRC)/%.c) $(EXTRA_PROGRAMS:%=$(SRC)/%.c)
 Q        := $(if $(filter 1,$(V)),,@)
 say       = @printf '  %-7s %s\n' '$(1)' '$(2)'
 
+# Any sanitizer report is fatal: the process aborts (exit status 134), in the
+# test binaries, in the children they fork and in every program they run, so no
+# test can mistake a report for the exit 1 of a clean refusal.
 export ABH_BIN := $(BIN)
-export ASAN_OPTIONS := detect_leaks=1:abort_on_error=0
-export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
+export ASAN_OPTIONS := detect_leaks=1:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=1
+export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1:abort_on_error=1
 
-.PHONY: all help programs run figures test html clean tools
+# make test-valgrind: every test binary, every child it forks and every program
+# run by a test goes under valgrind. ABH_WRAP is the command the tests put
+# before a program (tests/run.h, transcripts_test.lua, pytorch_check.py).
+# Each process logs to its own file, which -q leaves empty unless valgrind
+# found an error or a leak; any non-empty log fails the run.
+VALGRIND_RUN = $(VALGRIND) -q --error-exitcode=1 --leak-check=full \
+    --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible \
+    --log-file=$(OUT)/valgrind/%p.log
+
+# make fuzz: libFuzzer harnesses in tests/fuzz/ (see tests/fuzz/fuzz.h), seeded
+# from tests/fuzz/corpus/NAME. The regressions are not seeds (the tangler's
+# expansion bomb would eat the fuzzer's time); make test replays them.
+FUZZERS     := npy mask tangle
+FUZZ_CFLAGS := -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -g -O1 \
+               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_WRAP   := -Wl,--wrap=exit,--wrap=fopen,--wrap=fclose
+FUZZ_OPTIONS_npy    := -close_fd_mask=2 -max_len=4096 -dict=tests/fuzz/npy.dict
+FUZZ_OPTIONS_mask   := -close_fd_mask=2 -max_len=512
+FUZZ_OPTIONS_tangle := -max_len=4096 -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/tangle.dict
+
+.PHONY: all help programs run figures test test-valgrind fuzz html clean tools
 .DELETE_ON_ERROR:
 
 ## Build everything: tangle the chapters, compile, run every program, draw every figure.
@@ -63,8 +91,8 @@ all: programs run figures
 
 ## List the targets.
 help:
-	@awk '/^## /{doc=substr($$0,4); next} /^[a-z]+:/{if(doc){split($$1,t,":"); printf "  make %-9s %s\n", t[1], doc}; doc=""}' Makefile
-	@echo "  Settings: MODE=release|debug  CC=...  V=1 (show commands)"
+	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$1,t,":"); printf "  make %-13s %s\n", t[1], doc}; doc=""}' Makefile
+	@echo "  Settings: MODE=release|debug  CC=...  V=1 (show commands)  FUZZ_SECONDS=60"
 
 ## Tangle the chapters and compile every program into build/bin.
 programs: $(PROGRAMS:%=$(BIN)/%) $(EXTRA_PROGRAMS:%=$(BIN)/%)
@@ -79,6 +107,34 @@ figures: $(FIGURES)
 test: tools programs $(TESTS:%=$(TESTBIN)/%)
 	$(call say,PROVE,$(TESTBIN) tests)
 	$(Q)$(PROVE) --norc -e '' $(TESTS:%=$(TESTBIN)/%) $(SCRIPT_TESTS)
+
+## Run the TAP suite with every test and every program under valgrind (0 errors, 0 leaks).
+test-valgrind: tools programs $(TESTS:%=$(TESTBIN)/%)
+	@if [ "$(MODE)" != release ]; then echo "make test-valgrind: use MODE=release (valgrind and ASan do not mix)" >&2; exit 1; fi
+	@sh tools/ensure-tools.sh $(VALGRIND):valgrind
+	$(call say,PROVE,$(TESTBIN) tests under valgrind)
+	$(Q)rm -rf $(OUT)/valgrind && mkdir -p $(OUT)/valgrind
+	$(Q)status=0; \
+	ABH_WRAP='$(VALGRIND_RUN)' $(PROVE) --norc -e '$(VALGRIND_RUN)' $(TESTS:%=$(TESTBIN)/%) || status=1; \
+	ABH_WRAP='$(VALGRIND_RUN)' $(PROVE) --norc -e '' $(SCRIPT_TESTS) || status=1; \
+	logs=$$(find $(OUT)/valgrind -name '*.log' -size +0 | sort); \
+	for log in $$logs; do echo "== $$log"; cat "$$log"; done >&2; \
+	echo "valgrind: $$(ls $(OUT)/valgrind | wc -l) processes checked, $$(echo $$logs | wc -w) with errors or leaks"; \
+	[ -z "$$logs" ] && exit $$status || exit 1
+
+## Fuzz the .npy reader, masks and the tangler, FUZZ_SECONDS each (needs clang, liblua5.4-dev).
+fuzz: $(FUZZERS:%=build/fuzz/fuzz_%)
+	$(Q)for f in $(FUZZERS); do \
+	    printf '  %-7s %s\n' FUZZ "$$f for $(FUZZ_SECONDS) s (corpus build/fuzz/corpus/$$f)"; \
+	    mkdir -p build/fuzz/corpus/$$f build/fuzz/findings/$$f && \
+	    cp tests/fuzz/corpus/$$f/* build/fuzz/corpus/$$f/ && \
+	    opts="$(FUZZ_OPTIONS_npy)"; [ $$f = mask ] && opts="$(FUZZ_OPTIONS_mask)"; [ $$f = tangle ] && opts="$(FUZZ_OPTIONS_tangle)"; \
+	    build/fuzz/fuzz_$$f $$opts -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	        -artifact_prefix=build/fuzz/findings/$$f/ build/fuzz/corpus/$$f > build/fuzz/$$f.log 2>&1; status=$$?; \
+	    grep -E '^#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|ERROR|SUMMARY' build/fuzz/$$f.log | sed 's/^/          /'; \
+	    if [ $$status != 0 ]; then echo "fuzz_$$f found a bug: see build/fuzz/$$f.log and build/fuzz/findings/$$f/" >&2; \
+	        tail -40 build/fuzz/$$f.log >&2; exit 1; fi; \
+	done
 
 ## Render the whole book as one page, build/book.html (needs pandoc).
 html: build/book.html
@@ -132,6 +188,28 @@ $(TESTBIN)/%: tests/test_%.c tests/tap.h tests/run.h $(SRC)/tensor.h $(OBJ)/tens
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -I$(SRC) -Itests $< $(OBJ)/tensor.o $(LDLIBS) -o $@
 $(foreach p,$(PROGRAMS),$(eval $(TESTBIN)/$(p): $(SRC)/$(p).c))
+
+# The replay of the fuzzers' inputs links the harnesses with exit() wrapped.
+$(TESTBIN)/fuzz: tests/test_fuzz.c tests/fuzz/fuzz.h tests/fuzz/fuzz_npy.c tests/fuzz/fuzz_mask.c tests/tap.h $(SRC)/tensor.h $(OBJ)/tensor.o
+	$(call say,LD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -I$(SRC) -Itests -Itests/fuzz $< $(OBJ)/tensor.o $(LDLIBS) $(FUZZ_WRAP) -o $@
+
+# ---- fuzzers (clang, libFuzzer): tensor.c is compiled into each
+build/fuzz/fuzz_npy build/fuzz/fuzz_mask: build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(SRC)/tensor.c $(SRC)/tensor.h
+	@sh tools/ensure-tools.sh $(FUZZ_CC):clang
+	@ls "$$($(FUZZ_CC) --print-runtime-dir)"/libclang_rt.fuzzer-*.a >/dev/null 2>&1 || \
+	    { echo "make fuzz: $(FUZZ_CC) has no libFuzzer: apt-get install libclang-rt-14-dev" >&2; exit 1; }
+	$(call say,FUZZCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(SRC) -Itests/fuzz $< $(SRC)/tensor.c -lm $(FUZZ_WRAP) -o $@
+
+build/fuzz/fuzz_tangle: tests/fuzz/fuzz_tangle.c
+	@sh tools/ensure-tools.sh $(FUZZ_CC):clang
+	@[ -f /usr/include/lua5.4/lua.h ] || { echo "make fuzz: the tangler's fuzzer needs Lua's headers: apt-get install liblua5.4-dev" >&2; exit 1; }
+	$(call say,FUZZCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -I/usr/include/lua5.4 $< -llua5.4 -lm -o $@
 
 # ---- running
 $(OUT)/run/%.txt: $(BIN)/%

@@ -76,12 +76,27 @@ a chunk never used; a chunk that contains itself; a file defined twice; a
 file path that is empty, absolute, or has a `..`, `.` or empty part; a
 missing or wrong caption; `=` on a chunk's later block or `+=` on its first
 (or on a file); both file= and chunk= on a block; an unclosed fence; a chapter
-that cannot be read.
+that cannot be read; references nested more than 100 deep, or a file that
+would grow past 100000 lines or 16 MiB (a chunk expanded again and again: a
+few lines of Markdown could otherwise ask for gigabytes).
+
+Where it writes
+---------------
+Only inside OUTDIR. A file path is relative and has no `..`; and the tangler
+never writes through a symbolic link: if a directory on the way to a file
+(OUTDIR/src) or the file itself is a link, it stops before writing anything,
+naming the link and the block that defines the file. OUTDIR itself may be a
+link: it is the user's choice. Each file is written under a temporary name in
+its directory and renamed over the old one, so a reader sees the old file or
+the new, never half of one; a failed write removes the temporary file.
 ]]
 
 local M = {}
 
 local GENERATOR = "tangle/tangle.lua"   -- named in the first line of every output
+local MAX_DEPTH = 100                   -- references nested deeper: surely a mistake
+local MAX_LINES = 100000                -- lines of one output file, at most
+local MAX_BYTES = 16 * 1024 * 1024      -- bytes of one output file, at most
 
 local USAGE = [[
 usage: lua5.4 tangle/tangle.lua [-o OUTDIR] [-v] CHAPTER.md ...
@@ -483,6 +498,9 @@ local function check_reference(book, path, line, name, stack)
   if not book.chunks[name] then
     fail(path, line, "undefined chunk <<%s>>%s", name, suggestion(book.names, name))
   end
+  if #stack >= MAX_DEPTH then
+    fail(path, line, "references nested more than %d deep (<<%s>> -> ... -> <<%s>>)", MAX_DEPTH, stack[1], name)
+  end
   for k, open in ipairs(stack) do
     if open == name then
       local chain = {}
@@ -495,7 +513,8 @@ end
 -- Append to `out` the lines of `pieces` (a list of blocks), each as {text,
 -- path, line} with `indent` put before it, replacing references by their
 -- chunks. Blank lines are not indented. Chunks reached are marked used.
-local function expand(book, pieces, indent, stack, out)
+-- `file` (the file block) names the output if it grows past MAX_LINES.
+local function expand(book, pieces, indent, stack, out, file)
   for _, block in ipairs(pieces) do
     for i, text in ipairs(block.lines) do
       local line, lead, name = block.line + i - 1, reference(text)
@@ -503,10 +522,15 @@ local function expand(book, pieces, indent, stack, out)
         check_reference(book, block.path, line, name, stack)
         book.used[name] = true
         stack[#stack + 1] = name
-        expand(book, book.chunks[name], indent .. lead, stack, out)
+        expand(book, book.chunks[name], indent .. lead, stack, out, file)
         stack[#stack] = nil
       else
         local indented = text:find("%S") and indent .. text or text
+        out.bytes = (out.bytes or 0) + #indented + 1
+        if #out >= MAX_LINES or out.bytes > MAX_BYTES then
+          fail(block.path, line, "%s would be over %d lines or %d MiB: a chunk is expanded again and again (%s)",
+               file.name, MAX_LINES, MAX_BYTES // 1048576, #stack > 0 and "<<" .. stack[#stack] .. ">> here" or "here")
+        end
         out[#out + 1] = {text = indented, path = block.path, line = line}
       end
     end
@@ -556,8 +580,9 @@ function expand_files(book)
   local outputs = {}
   book.used = {}
   for _, file in ipairs(book.files) do
-    local lines = expand(book, {file}, "", {}, {})
-    outputs[#outputs + 1] = {path = file.name, text = render(lines, book.rank)}
+    local lines = expand(book, {file}, "", {}, {}, file)
+    outputs[#outputs + 1] = {path = file.name, text = render(lines, book.rank),
+                             where = file.path .. ":" .. file.line}
   end
   for _, name in ipairs(book.names) do
     local first = book.chunks[name][1]
@@ -605,11 +630,41 @@ local function replace_file(target, text)
   end
 end
 
+-- Fail if an output's path could leave `outdir` (see check_file_path), or
+-- if a path on the way to an output, below `outdir`, is a symbolic link (a
+-- directory such as OUTDIR/src, or the file itself): writing through it
+-- could put a file anywhere. Lua cannot ask about links, so one shell
+-- command tests them all, before anything is written.
+local function refuse_links(outputs, outdir)
+  local checks, owner = {}, {}
+  for _, output in ipairs(outputs) do
+    check_file_path(output.path, output.where or output.path, nil)   -- M.write checks its callers too
+    local path = outdir
+    for part in output.path:gmatch("[^/]+") do
+      path = path:gsub("/*$", "/", 1) .. part
+      if not owner[path] then
+        owner[path] = output
+        checks[#checks + 1] = shell_quote(path)
+      end
+    end
+  end
+  if #checks == 0 then return end
+  local test = io.popen("for p in " .. table.concat(checks, " ") .. "; do [ -L \"$p\" ] && printf '%s\\n' \"$p\"; done; true")
+  local link = test:read("l")
+  test:close()
+  if link then
+    local output = owner[link] or {}                  -- {} if a newline in OUTDIR split the name
+    fail(output.where or link, nil, "%s is a symbolic link; the tangler writes only inside %s and never through a link (remove it)",
+         link, outdir)
+  end
+end
+
 -- Write every output under `outdir` whose text differs from the file there
 -- (or that is missing), creating directories as needed. An unchanged file
 -- is left alone, keeping its modification time. Return the paths written.
 function write_changed(outputs, outdir)
   local written = {}
+  refuse_links(outputs, outdir)
   for _, output in ipairs(outputs) do
     local target = outdir:gsub("/*$", "/", 1) .. output.path   -- "build" or "build/"
     if read_file(target) ~= output.text then

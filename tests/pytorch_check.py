@@ -22,6 +22,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIN = os.environ.get("ABH_BIN", "build/bin")
+WRAP = os.environ.get("ABH_WRAP", "").split()   # make test-valgrind: valgrind ...
 TOL = 1e-5
 
 count = 0
@@ -56,7 +57,7 @@ def run_case(program, index, description, net, inputs, flags, root):
         np.save(os.path.join(case, key + ".npy"), t.numpy())
     for name, t in inputs.items():
         np.save(os.path.join(case, name + ".npy"), t.numpy())
-    command = [os.path.join(BIN, program), "--load", case, "--dump", out, "--quiet", *flags]
+    command = [*WRAP, os.path.join(BIN, program), "--load", case, "--dump", out, "--quiet", *flags]
     what = " ".join([program, *flags]) + ": " + description
     r = subprocess.run(command, capture_output=True, text=True)
     if r.returncode != 0:

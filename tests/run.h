@@ -4,7 +4,11 @@
  *   run_program(path, args, out, nout, err, nerr)
  *                                  run it with args (NULL-terminated), capture
  *                                  stdout and stderr; returns its exit status,
- *                                  or 128 + the signal that killed it
+ *                                  or 128 + the signal that killed it;
+ *                                  $ABH_WRAP, if set, is a command put before
+ *                                  the program, split at spaces (make
+ *                                  test-valgrind sets it to valgrind and its
+ *                                  options)
  *   ARGS("--dim", "4")             a NULL-terminated argument list
  *   refuses(path, args, part, fmt, ...)
  *                                  one TAP test: the program exits 1..127 with
@@ -53,9 +57,16 @@ RUN_FN int run_program(const char *path, const char *const *args, char *out, siz
     if (pid == 0) {
         dup2(po[1], 1); dup2(pe[1], 2);
         close(po[0]); close(pe[0]); close(po[1]); close(pe[1]);
-        const char *argv[64] = { path };
-        for (int i = 0; args[i] && i < 62; i++) argv[i + 1] = args[i];
-        execv(path, (char *const *)argv);
+        const char *argv[96];
+        int n = 0;
+        char wrap[2048];
+        const char *w = getenv("ABH_WRAP");
+        snprintf(wrap, sizeof wrap, "%s", w ? w : "");
+        for (char *word = strtok(wrap, " "); word && n < 32; word = strtok(NULL, " ")) argv[n++] = word;
+        argv[n++] = path;
+        for (int i = 0; args[i] && n < 95; i++) argv[n++] = args[i];
+        argv[n] = NULL;
+        execvp(argv[0], (char *const *)argv);
         _exit(127);
     }
     close(po[1]); close(pe[1]);

@@ -660,6 +660,155 @@ do
 end
 
 ------------------------------------------------------------------------------
+-- Malformed chapters: a result or one line "PATH:LINE: message", never a
+-- Lua error (which the module raises again, as a bug of the tangler's)
+------------------------------------------------------------------------------
+
+-- Tangle chapters (path, text, ...) under pcall; return "ok" (with the
+-- outputs), "error" with the message, or "bug" with the Lua error.
+local function outcome(...)
+  local done, outputs, err = pcall(tangle, ...)
+  if not done then return "bug", outputs end
+  if outputs then return "ok", outputs end
+  return "error", err
+end
+
+-- Check that the chapter `text` (as chapters/m.md) fails with `want`.
+local function malformed(want, name, text)
+  local kind, result = outcome("chapters/m.md", text)
+  return ok(kind == "error" and result == want, name, "got:      " .. kind .. ": " .. tostring(result), "expected: " .. want)
+end
+
+do  -- random bytes, biased towards the characters the tangler reads
+  math.randomseed(20240601)
+  local pieces = {"```", "~~~", "````", "c {file=", "c {chunk=", "}", '"', "<<", ">>", ">>=", ">>+=", "// ",
+                  "\n", "\r\n", "\t", " ", "a", "/", "..", "\0", "\255", "\r"}
+  local bugs, bad_errors = {}, {}
+  for _ = 1, 400 do
+    local text = {}
+    for _ = 1, math.random(0, 60) do
+      text[#text + 1] = math.random() < 0.7 and pieces[math.random(#pieces)] or string.char(math.random(0, 255))
+    end
+    text = table.concat(text)
+    local kind, result = outcome("chapters/r.md", text)
+    if kind == "bug" then bugs[#bugs + 1] = ("%q: %s"):format(text, result) end
+    if kind == "error" and not result:find("^chapters/r%.md:%d+: [^\n]+$") then
+      bad_errors[#bad_errors + 1] = ("%q: %s"):format(text, result)
+    end
+  end
+  ok(#bugs == 0, "400 chapters of random bytes never raise a Lua error", table.unpack(bugs, 1, math.min(#bugs, 3)))
+  ok(#bad_errors == 0, "every error on random bytes is one line chapters/r.md:LINE: message",
+     table.unpack(bad_errors, 1, math.min(#bad_errors, 3)))
+end
+
+do
+  local dir = new_dir()
+  local junk = {}
+  math.randomseed(7)
+  for i = 1, 3000 do junk[i] = string.char(math.random(0, 255)) end
+  book(dir, {["chapters/junk.md"] = "```c {file=j.c}\n// <<j.c>>=\n" .. table.concat(junk) .. "\n"})
+  local status, out, err = run(dir, "chapters/junk.md")
+  is(status .. "|" .. out .. "|" .. err, "1||chapters/junk.md:1: unterminated code block: no closing ```\n",
+     "the command answers a chapter of random bytes with one line, PATH:LINE: message")
+end
+
+malformed("chapters/m.md:3: unterminated code block: no closing ```",
+  "CRLF line endings: an unterminated fence is reported at its line",
+  "# M\r\n\r\n```c {file=a.c}\r\n// <<a.c>>=\r\nint a;\r\n")
+malformed("chapters/m.md:1: unterminated code block: no closing ````",
+  "a fence of four backticks is not closed by three",
+  "````c {file=a.c}\n// <<a.c>>=\n```\nint a;\n```\n")
+malformed("chapters/m.md:2: missing caption: the first line should be // <<a.c>>=",
+  "a caption indented by a tab is still a caption, but one that is not C is reported",
+  "```c\t{file=a.c}\n\t# <<a.c>>=\n```\n")
+malformed("chapters/m.md:7: reference cycle: <<A>> -> <<A>>",
+  "a chunk that refers to itself is a cycle, reported at the reference (CRLF, tabs)",
+  "```c {file=a.c}\r\n// <<a.c>>=\r\n\t<<A>>\r\n```\r\n```c {chunk=A}\r\n// <<A>>=\r\n\t<<A>>\r\n```\r\n")
+do
+  local kind, result = outcome("chapters/m.md", "\t```c {file=a.c}\n\t// <<a.c>>=\n\t```\n")
+  ok(kind == "ok" and #result == 0, "a fence indented by a tab is not a fence (CommonMark: indented code), so it writes nothing",
+     kind .. ": " .. tostring(result))
+  kind, result = outcome("chapters/m.md", "```c {file=a.c}\n// <<a.c>>=\nchar s[] = \"\0\255\254\";\n```\n")
+  ok(kind == "ok" and output(result, "a.c"):find("\"\0\255\254\";\n", 1, true),
+     "NUL bytes and invalid UTF-8 in a block are copied as they are", kind .. ": " .. tostring(result))
+  kind, result = outcome("chapters/m.md", "")
+  ok(kind == "ok" and #result == 0, "an empty chapter writes nothing", kind)
+end
+
+do  -- references that multiply: a Lua stack overflow, or gigabytes, without limits
+  local chain = {file_with("<<C1>>\n")}
+  for i = 1, 100000 do chain[#chain + 1] = chunk("C" .. i, "=", i < 100000 and "<<C" .. i + 1 .. ">>\n" or "x\n") end
+  local kind, result = outcome("chapters/m.md", table.concat(chain))
+  ok(kind == "error" and result == "chapters/m.md:403: references nested more than 100 deep (<<C1>> -> ... -> <<C101>>)",
+     "references nested 100000 deep are reported at the 101st, not a Lua stack overflow", kind .. ": " .. tostring(result))
+  local bomb = {file_with("<<C1>>\n")}
+  for i = 1, 9 do bomb[#bomb + 1] = chunk("C" .. i, "=", i < 9 and ("<<C" .. i + 1 .. ">>\n"):rep(10) or "x\n") end
+  kind, result = outcome("chapters/m.md", table.concat(bomb))
+  ok(kind == "error" and result:find("^chapters/m%.md:%d+: f%.c would be over 100000 lines or 16 MiB: a chunk is expanded again and again %(<<C%d>> here%)$"),
+     "a chunk expanded 10^8 times is stopped at 100000 lines, not by running out of memory", kind .. ": " .. tostring(result))
+  kind, result = outcome("chapters/m.md", file_with(("<<Wide>>\n"):rep(20)) .. chunk("Wide", "=", ("x"):rep(1 << 20) .. "\n"))
+  ok(kind == "error" and result:find("^chapters/m%.md:%d+: f%.c would be over 100000 lines or 16 MiB"),
+     "a file over 16 MiB is stopped too", kind .. ": " .. tostring(result))
+end
+
+do  -- the fuzzer's seeds and every input it found: tests/fuzz/{corpus,regressions}/tangle
+  local check = dofile(ROOT .. "/tests/fuzz/tangle_check.lua")(T)
+  for _, dir in ipairs{"corpus", "regressions"} do
+    local names = sh("ls " .. q(ROOT .. "/tests/fuzz/" .. dir .. "/tangle"))
+    for name in names:gmatch("[^\n]+") do
+      local done, err = pcall(check, read(ROOT .. "/tests/fuzz/" .. dir .. "/tangle/" .. name))
+      ok(done, "tests/fuzz/" .. dir .. "/tangle/" .. name .. ": a result or one line PATH:LINE: message", tostring(err))
+    end
+  end
+end
+
+------------------------------------------------------------------------------
+-- Where the tangler writes: only inside the output directory, never through
+-- a symbolic link, never half a file
+------------------------------------------------------------------------------
+
+do
+  local dir = new_dir()
+  book(dir, {["chapters/01-one.md"] = ONE, ["chapters/02-two.md"] = TWO})
+  local chapters = "chapters/01-one.md chapters/02-two.md"
+  sh(("cd %s && mkdir -p elsewhere build && ln -s ../elsewhere build/src"):format(q(dir)))
+  local status, out, err = run(dir, chapters)
+  is(status .. "|" .. out .. "|" .. err,
+     "1||chapters/01-one.md:4: build/src is a symbolic link; the tangler writes only inside build and never through a link (remove it)\n",
+     "a directory in the output directory that is a symbolic link is refused, naming the block")
+  is(files_under(dir .. "/elsewhere") .. "|" .. files_under(dir .. "/build"), "|",
+     "nothing is written, neither where the link points nor beside it")
+
+  sh(("cd %s && rm build/src && echo precious > victim && ln -s ../victim build/two.c"):format(q(dir)))
+  status, out, err = run(dir, chapters)
+  is(status .. "|" .. err,
+     "1|chapters/02-two.md:4: build/two.c is a symbolic link; the tangler writes only inside build and never through a link (remove it)\n",
+     "an output file that is a symbolic link is refused")
+  is(read(dir .. "/victim"), "precious\n", "the file the link points to is untouched")
+
+  sh(("cd %s && rm build/two.c && mkdir real && ln -s real linked"):format(q(dir)))
+  status, out, err = run(dir, "-o linked " .. chapters)
+  is(status .. "|" .. err .. "|" .. files_under(dir .. "/real"), "0||./src/one.c\n./two.c\n",
+     "the output directory itself may be a link: it is the user's choice")
+
+  sh(("cd %s && rm -rf build && mkdir -p build/two.c/inside"):format(q(dir)))
+  status, out, err = run(dir, chapters)
+  ok(status == 1 and err:find("^build/two%.c: cannot write: [^\n]+\n$"),
+     "a file that cannot be replaced (a directory is in its way) is reported", err)
+  is(files_under(dir .. "/build"), "./src/one.c\n", "a failed write leaves no temporary or partial file")
+end
+
+do
+  local dir = new_dir()
+  local written, err = T.write({{path = "ok.c", text = "x\n"}, {path = "../out.c", text = "x\n"}}, dir .. "/out")
+  is(tostring(written) .. "|" .. tostring(err) .. "|" .. files_under(dir),
+     "nil|../out.c: file path ../out.c has a .. part; it must stay inside the output directory|",
+     "M.write called directly refuses a path with a .. part too, before writing anything")
+  written, err = T.write({{path = "/tmp/out.c", text = "x\n"}}, dir .. "/out")
+  like(err, "is absolute", "M.write called directly refuses an absolute path")
+end
+
+------------------------------------------------------------------------------
 -- gcc reads the #line directives
 ------------------------------------------------------------------------------
 

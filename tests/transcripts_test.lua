@@ -6,11 +6,13 @@
 -- Each command that runs one of the book's programs (build/bin/NAME ...) is
 -- run again, from the top of the repository, and its output must equal the
 -- chapter's, line for line. Other commands (make, python3 ...) are left alone.
--- $ABH_BIN replaces build/bin, so `make test MODE=debug` checks the debug build.
+-- $ABH_BIN replaces build/bin, so `make test MODE=debug` checks the debug build;
+-- $ABH_WRAP, if set, goes before the program (make test-valgrind: valgrind).
 --
 --   lua5.4 tests/transcripts_test.lua [CHAPTER.md ...]     (TAP on stdout)
 
 local bin = os.getenv("ABH_BIN") or "build/bin"
+local wrap = os.getenv("ABH_WRAP") or ""
 
 -- ---------------------------------------------------------------------------
 -- reading sessions
@@ -41,10 +43,10 @@ local function sessions(path)
   return found
 end
 
--- Runs a command (build/bin replaced by $ABH_BIN); returns its stdout lines
+-- Runs a command (build/bin replaced by $ABH_BIN, after $ABH_WRAP); returns its stdout lines
 -- and whether it exited 0.
 local function run(command)
-  local pipe = assert(io.popen(bin .. command:sub(#"build/bin" + 1) .. " 2>&1"))
+  local pipe = assert(io.popen(wrap .. " " .. bin .. command:sub(#"build/bin" + 1) .. " 2>&1"))
   local lines = {}
   for text in pipe:lines() do lines[#lines + 1] = text end
   local ok = pipe:close()
