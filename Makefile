@@ -148,13 +148,15 @@ clean:
 tools:
 	@sh tools/ensure-tools.sh $(firstword $(CC)):gcc $(LUA):lua5.4 $(GNUPLOT):gnuplot-nox $(PROVE):perl
 
-build/book.html: book.md $(CHAPTERS) $(FIGURES) tools/book-links.lua tools/check-html.sh
+# The one-page book: the chapters, then the worked solutions as an appendix.
+BOOK_FILES := $(CHAPTERS) $(sort $(wildcard solutions/*.md))
+build/book.html: book.md $(BOOK_FILES) $(FIGURES) tools/book-links.lua tools/check-html.sh
 	@sh tools/ensure-tools.sh $(PANDOC):pandoc
 	$(call say,PANDOC,$@)
 	$(Q)$(PANDOC) -f commonmark_x -t html5 -s --toc --mathml --highlight-style=tango --self-contained \
 	    --resource-path=.:chapters --metadata pagetitle="Attention by Hand" \
-	    --lua-filter tools/book-links.lua $(CHAPTERS:%=-M chapters=%) book.md $(CHAPTERS) -o $@.tmp
-	$(Q)sh tools/check-html.sh $@.tmp $(CHAPTERS)
+	    --lua-filter tools/book-links.lua $(BOOK_FILES:%=-M chapters=%) book.md $(BOOK_FILES) -o $@.tmp
+	$(Q)sh tools/check-html.sh $@.tmp $(BOOK_FILES)
 	$(Q)mv $@.tmp $@
 
 # ---- tangling: one stamp for all chapters; the tangler rewrites only the

@@ -13,17 +13,30 @@
 --   2. rewrites every link to a chapter file, with or without a #section,
 --      to the matching id on the page.
 -- The chapters are the level-1 headings after book.md's title, in the order
--- of the `chapters` metadata list (the order pandoc reads them in).
+-- of the `chapters` metadata list (the order pandoc reads them in). The list
+-- may go on with the solutions (solutions/NN-name.md, an appendix): their ids
+-- start with "solutions-", since they share their chapter's file name.
 
-local chapter_files = {}   -- basename without .md, in book order
+local chapter_files = {}   -- "chapters/NN-name" or "solutions/NN-name", in book order
+local ids = {}             -- that key -> the id of its title
 
 -- GitHub's heading slug: lower case, punctuation dropped, spaces to hyphens.
 local function slug(text)
   return (text:lower():gsub("[^%w%s%-_]", ""):gsub("%s", "-"))
 end
 
-local function basename(path)
-  return (path:match("([^/]+)%.md$"))
+-- "chapters/05-mha.md" -> "chapters/05-mha"; a path without a folder is in
+-- the folder of the file that names it (`here_dir`).
+local function file_key(path, here_dir)
+  local dir, base = path:match("([%w%-_]+)/([%w%-_]+)%.md$")
+  if dir then return dir .. "/" .. base end
+  base = path:match("^([%w%-_]+)%.md$")
+  if base then return (here_dir or "chapters") .. "/" .. base end
+end
+
+local function title_id(key)
+  local dir, base = key:match("^(.-)/(.*)$")
+  return dir == "chapters" and base or dir .. "-" .. base
 end
 
 -- Pass 1: read the list of chapter files from the metadata.
@@ -32,23 +45,24 @@ local function read_meta(meta)
   if list == nil then return end
   if list.t ~= "MetaList" and type(list) ~= "table" then list = { list } end
   for _, item in ipairs(list) do
-    chapter_files[#chapter_files + 1] = basename(pandoc.utils.stringify(item))
+    local key = file_key(pandoc.utils.stringify(item))
+    chapter_files[#chapter_files + 1] = key
+    ids[key] = title_id(key)
   end
 end
 
--- A link's new target: a chapter file (with or without #section) becomes the
--- matching id; a bare #section is a section of the chapter the link is in.
+-- A link's new target: a book file (with or without #section) becomes the
+-- matching id; a bare #section is a section of the file the link is in.
 local function new_target(target, here)
-  local file, fragment = target:match("^[%w%./]-([%w%-_]+)%.md(#?.*)$")
-  if not file then
-    if target:sub(1, 1) == "#" and here then return here .. "-" .. target:sub(2) end
+  local path, fragment = target:match("^([^#]-%.md)(#?.*)$")
+  if not path then
+    if target:sub(1, 1) == "#" and here then return "#" .. ids[here] .. "-" .. target:sub(2) end
     return nil
   end
-  local known = false
-  for _, f in ipairs(chapter_files) do known = known or f == file end
-  if not known then return nil end
-  if fragment == "" then return "#" .. file end
-  return "#" .. file .. "-" .. fragment:sub(2)
+  local key = file_key(path, here and here:match("^(.-)/"))
+  if not key or not ids[key] then return nil end
+  if fragment == "" then return "#" .. ids[key] end
+  return "#" .. ids[key] .. "-" .. fragment:sub(2)
 end
 
 -- Pass 2: walk the book's blocks in order, knowing which chapter each is in:
@@ -57,8 +71,8 @@ local function rewrite(doc)
   local chapter, seen, here = 0, {}, nil
   local function header(h)
     if not here then return nil end
-    local id = here
-    if h.level > 1 then id = here .. "-" .. slug(pandoc.utils.stringify(h.content)) end
+    local id = ids[here]
+    if h.level > 1 then id = id .. "-" .. slug(pandoc.utils.stringify(h.content)) end
     local n = seen[id] or 0                      -- same words twice in one chapter
     seen[id] = n + 1
     if n > 0 then id = id .. "-" .. n end
