@@ -69,13 +69,31 @@ gives OUTDIR/src/hello.c:
 A `#line` comes before every line that does not follow the one before it in
 the same chapter, so gcc and gdb name the chapter's lines.
 
+Solution regions
+----------------
+Some lines of a block are the answer to an exercise: `make handout` cuts them
+out of a student's copy of the book. They sit between two marker lines, each
+alone on its line, in the same block:
+
+    // BEGIN SOLUTION Exercise 1.6 (att, q, k)
+    ...the code the exercise asks for...
+    // END SOLUTION Exercise 1.6
+
+The exercise number starts with the chapter's own number (the digits that
+begin the chapter's file name), and the names in brackets, C identifiers,
+optional, are the variables the handout's stub mentions so that the compiler
+does not call them unused. The markers stay in the C as comments.
+
 What is an error
 ----------------
 A reference to an undefined chunk (with a "did you mean" for a close name);
 a chunk never used; a chunk that contains itself; a file defined twice; a
 file path that is empty, absolute, or has a `..`, `.` or empty part; a
 missing or wrong caption; `=` on a chunk's later block or `+=` on its first
-(or on a file); both file= and chunk= on a block; an unclosed fence; a chapter
+(or on a file); both file= and chunk= on a block; an unclosed fence; a
+solution region that is nested in another, not closed in its block, closed
+under another number, empty, or numbered for another chapter; a line that
+mentions BEGIN SOLUTION or END SOLUTION but is not a marker; a chapter
 that cannot be read; references nested more than 100 deep, or a file that
 would grow past 100000 lines or 16 MiB (a chunk expanded again and again: a
 few lines of Markdown could otherwise ask for gigabytes).
@@ -138,7 +156,10 @@ end
 
 -- The tangler blocks of one chapter: a list of {kind = "file" or "chunk",
 -- name, path (the chapter), line (the caption's line), lines (the caption
--- and the code), append (true for "+=")}.
+-- and the code), append (true for "+="), regions (the solution regions, each
+-- {exercise = "1.6", names = {"att", ...}, first = i, last = j}: lines[i]
+-- and lines[j] are its markers, and the Markdown line of lines[k] is
+-- line + k - 1)}.
 function M.parse(path, text)
   return attempt(parse_chapter, path, text)
 end
@@ -358,6 +379,68 @@ local function read_caption(block)
   end
 end
 
+-- If `text` is a solution marker, "BEGIN" or "END", the exercise number and
+-- (for BEGIN) the list of names in its brackets; nil for a line that does
+-- not mention a marker. A line that mentions one but is malformed fails.
+local function solution_marker(text, path, line)
+  if not text:find("SOLUTION", 1, true) then return nil end
+  local kind, exercise, rest = text:match("^%s*//%s*(%u+) SOLUTION Exercise (%d+%.%d+)%s*(.-)%s*$")
+  if not kind or not (kind == "BEGIN" or kind == "END") then
+    if not (text:find("BEGIN SOLUTION", 1, true) or text:find("END SOLUTION", 1, true)) then return nil end
+    fail(path, line, "malformed solution marker: write // BEGIN SOLUTION Exercise N.M (names) or // END SOLUTION Exercise N.M")
+  end
+  local names = {}
+  if kind == "END" and rest ~= "" or kind == "BEGIN" and rest ~= "" and not rest:match("^%b()$") then
+    fail(path, line, "malformed solution marker: nothing may follow the exercise number but, after BEGIN, (names)")
+  end
+  for name in rest:sub(2, -2):gmatch("[^,]+") do
+    name = name:match("^%s*(.-)%s*$")
+    if not name:match("^[%a_][%w_]*$") then
+      fail(path, line, "solution marker: %q is not a C identifier (the names in brackets are the variables the stub mentions)", name)
+    end
+    names[#names + 1] = name
+  end
+  return kind, exercise, names
+end
+
+-- The solution regions of `block` (see M.parse), checked: markers pair up
+-- in the block, do not nest, close the number they open, hold at least one
+-- line, and are numbered for the chapter (file names that start with digits).
+local function solution_regions(block)
+  local chapter = tonumber(block.path:match("([^/]*)$"):match("^(%d+)"))
+  local regions, open = {}, nil
+  for i, text in ipairs(block.lines) do
+    local line = block.line + i - 1
+    local kind, exercise, names = solution_marker(text, block.path, line)
+    if kind == "BEGIN" then
+      if open then
+        fail(block.path, line, "nested solution region: Exercise %s opened at line %d is still open",
+             open.exercise, block.line + open.first - 1)
+      end
+      if chapter and tonumber(exercise:match("^%d+")) ~= chapter then
+        fail(block.path, line, "Exercise %s is not an exercise of this chapter (%d)", exercise, chapter)
+      end
+      open = {exercise = exercise, names = names, first = i}
+    elseif kind == "END" then
+      if not open then
+        fail(block.path, line, "END SOLUTION Exercise %s without a BEGIN SOLUTION before it in this block", exercise)
+      elseif exercise ~= open.exercise then
+        fail(block.path, line, "END SOLUTION Exercise %s closes the region of Exercise %s (opened at line %d)",
+             exercise, open.exercise, block.line + open.first - 1)
+      elseif i == open.first + 1 then
+        fail(block.path, line, "empty solution region for Exercise %s", exercise)
+      end
+      open.last = i
+      regions[#regions + 1], open = open, nil
+    end
+  end
+  if open then
+    fail(block.path, block.line + open.first - 1,
+         "unterminated solution region: no // END SOLUTION Exercise %s before the end of the block", open.exercise)
+  end
+  return regions
+end
+
 -- The tangler block made of a fenced block (fence at `line`, info string
 -- `info`, content `body`), or nil when the info has no file= or chunk=.
 local function tangler_block(path, line, info, body)
@@ -374,6 +457,7 @@ local function tangler_block(path, line, info, body)
     fail(path, line, "empty chunk name")
   end
   read_caption(block)
+  block.regions = solution_regions(block)
   return block
 end
 

@@ -560,6 +560,73 @@ fails_with("chapters/t.md:3: unterminated code block: no closing ~~~~",
   "chapters/t.md", "# T\n\n~~~~python\nprint(1)\n~~~\n")
 
 ------------------------------------------------------------------------------
+-- Solution regions: // BEGIN SOLUTION Exercise N.M ... // END SOLUTION Exercise N.M
+------------------------------------------------------------------------------
+
+-- A chapter whose file block f.c holds `body` (starting on line 3).
+local function solved(body) return file_with(body) end
+
+do
+  local text = solved("int f(int a, int b) {\n    // BEGIN SOLUTION Exercise 3.2 (a, b)\n    return a + b;\n" ..
+                      "    // END SOLUTION Exercise 3.2\n}\n")
+  local blocks, err = T.parse("chapters/03-f.md", text)
+  local region = blocks and blocks[1].regions[1] or {}
+  is(err, nil, "a chapter with a solution region parses")
+  is(("%s %s %s %s"):format(region.exercise, table.concat(region.names or {}, ","), region.first, region.last),
+     "3.2 a,b 3 5", "parse gives a region's exercise, the names for its stub and its marker lines")
+  local outputs = tangle("chapters/03-f.md", text)
+  like(output(outputs, "f.c"), "\n    // BEGIN SOLUTION Exercise 3%.2 %(a, b%)\n    return a %+ b;\n    // END SOLUTION Exercise 3%.2\n",
+       "the markers stay in the C as comments, around the code")
+  local plain = T.parse("chapters/03-f.md", solved("    // BEGIN SOLUTION Exercise 3.1\n    x;\n    // END SOLUTION Exercise 3.1\n" ..
+                                                  "    // BEGIN SOLUTION Exercise 3.1\n    y;\n    // END SOLUTION Exercise 3.1\n"))
+  is(plain and #plain[1].regions .. " " .. #plain[1].regions[1].names, "2 0",
+     "an exercise may have several regions, and a region no names")
+  ok(T.parse("notes/x.md", solved("// BEGIN SOLUTION Exercise 9.1\nx;\n// END SOLUTION Exercise 9.1\n")),
+     "a chapter whose name has no number takes any exercise number")
+end
+
+fails_with("chapters/03-f.md:4: nested solution region: Exercise 3.1 opened at line 3 is still open",
+  "a solution region inside another is reported at the inner BEGIN",
+  "chapters/03-f.md", solved("// BEGIN SOLUTION Exercise 3.1\n// BEGIN SOLUTION Exercise 3.2\nx;\n" ..
+                             "// END SOLUTION Exercise 3.2\n// END SOLUTION Exercise 3.1\n"))
+fails_with("chapters/03-f.md:3: unterminated solution region: no // END SOLUTION Exercise 3.1 before the end of the block",
+  "a solution region not closed in its block is reported at its BEGIN",
+  "chapters/03-f.md", solved("// BEGIN SOLUTION Exercise 3.1\nx;\n"))
+fails_with("chapters/03-f.md:4: END SOLUTION Exercise 3.1 without a BEGIN SOLUTION before it in this block",
+  "an END without a BEGIN is reported",
+  "chapters/03-f.md", solved("x;\n// END SOLUTION Exercise 3.1\n"))
+fails_with("chapters/03-f.md:5: END SOLUTION Exercise 3.2 closes the region of Exercise 3.1 (opened at line 3)",
+  "an END that names another exercise is reported",
+  "chapters/03-f.md", solved("// BEGIN SOLUTION Exercise 3.1\nx;\n// END SOLUTION Exercise 3.2\n"))
+fails_with("chapters/03-f.md:4: empty solution region for Exercise 3.1",
+  "an empty solution region is reported",
+  "chapters/03-f.md", solved("// BEGIN SOLUTION Exercise 3.1\n// END SOLUTION Exercise 3.1\n"))
+fails_with("chapters/03-f.md:3: Exercise 4.1 is not an exercise of this chapter (3)",
+  "a region numbered for another chapter is reported",
+  "chapters/03-f.md", solved("// BEGIN SOLUTION Exercise 4.1\nx;\n// END SOLUTION Exercise 4.1\n"))
+fails_with("chapters/03-f.md:3: malformed solution marker: write // BEGIN SOLUTION Exercise N.M (names) or // END SOLUTION Exercise N.M",
+  "a line that mentions BEGIN SOLUTION but is not a marker is reported",
+  "chapters/03-f.md", solved("/* BEGIN SOLUTION 3.1 */\nx;\n"))
+fails_with("chapters/03-f.md:3: solution marker: \"a + b\" is not a C identifier (the names in brackets are the variables the stub mentions)",
+  "a name in a marker's brackets must be an identifier",
+  "chapters/03-f.md", solved("// BEGIN SOLUTION Exercise 3.1 (a + b)\nx;\n// END SOLUTION Exercise 3.1\n"))
+fails_with("chapters/03-f.md:5: malformed solution marker: nothing may follow the exercise number but, after BEGIN, (names)",
+  "an END marker takes no names",
+  "chapters/03-f.md", solved("// BEGIN SOLUTION Exercise 3.1\nx;\n// END SOLUTION Exercise 3.1 (x)\n"))
+fails_with("chapters/03-f.md:10: unterminated solution region: no // END SOLUTION Exercise 3.1 before the end of the block",
+  "a region cannot span two blocks: it must end in the block it begins in",
+  "chapters/03-f.md", solved("<<X>>\n") .. "\nText.\n\n```c {chunk=X}\n// <<X>>=\n// BEGIN SOLUTION Exercise 3.1\nx;\n```\n" ..
+  "\n```c {chunk=X}\n// <<X>>+=\n// END SOLUTION Exercise 3.1\n```\n")
+
+do  -- the command line reports a marker error like any other, and writes nothing
+  local dir = new_dir()
+  book(dir, {["chapters/03-m.md"] = solved("// BEGIN SOLUTION Exercise 3.1\nx;\n")})
+  local status, _, err = run(dir, "-o out chapters/03-m.md")
+  ok(status == 1 and err == "chapters/03-m.md:3: unterminated solution region: no // END SOLUTION Exercise 3.1 before the end of the block\n"
+     and files_under(dir .. "/out") == "", "the command reports an unterminated region in one line and writes nothing", err)
+end
+
+------------------------------------------------------------------------------
 -- Writing files: M.write
 ------------------------------------------------------------------------------
 
