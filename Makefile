@@ -12,6 +12,10 @@ VALGRIND ?= valgrind
 FUZZ_CC ?= clang#     make fuzz: a clang with libFuzzer (Debian: clang, libclang-rt-14-dev)
 FUZZ_SECONDS ?= 60#   make fuzz: how long each fuzzer runs
 V       ?= 0#         V=1 shows the commands
+CHAPTERS ?=#          make handout: the chapters whose exercises are cut out ("1 3"; empty: all)
+HANDOUT_DIR ?= build/handout#  make handout: where the student tree goes
+FORMAT  ?= text#      make grade: text, or json for an autograder
+TEACHER_TESTS ?= tests/teacher#  hidden tests (test_NAME.c) that make test and make grade add
 # ---- end of user settings -------------------------------------------------
 
 ifeq ($(origin CC),default)
@@ -20,7 +24,7 @@ endif
 
 # The chapters, in book order. Each chapter's programs and figures are
 # declared in mk/NN-name.mk, included below.
-CHAPTERS := $(sort $(wildcard chapters/*.md))
+CHAPTER_FILES := $(sort $(wildcard chapters/*.md))
 # Tests that are scripts: the tangler, the chapters' shell sessions, PyTorch.
 SCRIPT_TESTS := tests/tangle_test.lua tests/transcripts_test.lua tests/pytorch_check.sh
 
@@ -52,6 +56,10 @@ include $(sort $(wildcard mk/*.mk))
 # Tests of compiled code: tests/test_NAME.c -> $(TESTBIN)/NAME. tensor, stress
 # and fuzz are not tied to one program; the others test one program each.
 TESTS    := tensor stress fuzz $(PROGRAMS)
+# Hidden tests, kept out of a student handout: $(TEACHER_TESTS)/test_NAME.c
+# includes NAME.c like tests/test_NAME.c does (or only tensor.h).
+TEACHER_BINS := $(patsubst $(TEACHER_TESTS)/test_%.c,$(TESTBIN)/teacher/%,$(wildcard $(TEACHER_TESTS)/test_*.c))
+TEST_BINS := $(TESTS:%=$(TESTBIN)/%) $(TEACHER_BINS)
 TANGLED  := $(SRC)/tensor.h $(SRC)/tensor.c $(PROGRAMS:%=$(SRC)/%.c) $(EXTRA_PROGRAMS:%=$(SRC)/%.c)
 Q        := $(if $(filter 1,$(V)),,@)
 say       = @printf '  %-7s %s\n' '$(1)' '$(2)'
@@ -83,11 +91,11 @@ FUZZ_OPTIONS_npy    := -close_fd_mask=2 -max_len=4096 -dict=tests/fuzz/npy.dict
 FUZZ_OPTIONS_mask   := -close_fd_mask=2 -max_len=512
 FUZZ_OPTIONS_tangle := -max_len=4096 -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/tangle.dict
 
-.PHONY: all help programs run figures test test-valgrind fuzz html clean tools
+.PHONY: all help programs run figures test test-valgrind fuzz html clean tools handout grade check-handout
 .DELETE_ON_ERROR:
 
 ## Build everything: tangle the chapters, compile, run every program, draw every figure.
-all: programs run figures
+all: programs run $(if $(HANDOUT),,figures)
 
 ## List the targets.
 help:
@@ -104,18 +112,18 @@ run: $(PROGRAMS:%=$(OUT)/run/%.txt)
 figures: $(FIGURES)
 
 ## Run the TAP suite through prove (make test MODE=debug: under ASan and UBSan).
-test: tools programs $(TESTS:%=$(TESTBIN)/%)
+test: tools programs $(TEST_BINS)
 	$(call say,PROVE,$(TESTBIN) tests)
-	$(Q)$(PROVE) --norc -e '' $(TESTS:%=$(TESTBIN)/%) $(SCRIPT_TESTS)
+	$(Q)$(PROVE) --norc -e '' $(TEST_BINS) $(SCRIPT_TESTS)
 
 ## Run the TAP suite with every test and every program under valgrind (0 errors, 0 leaks).
-test-valgrind: tools programs $(TESTS:%=$(TESTBIN)/%)
+test-valgrind: tools programs $(TEST_BINS)
 	@if [ "$(MODE)" != release ]; then echo "make test-valgrind: use MODE=release (valgrind and ASan do not mix)" >&2; exit 1; fi
 	@sh tools/ensure-tools.sh $(VALGRIND):valgrind
 	$(call say,PROVE,$(TESTBIN) tests under valgrind)
 	$(Q)rm -rf $(OUT)/valgrind && mkdir -p $(OUT)/valgrind
 	$(Q)status=0; \
-	ABH_WRAP='$(VALGRIND_RUN)' $(PROVE) --norc -e '$(VALGRIND_RUN)' $(TESTS:%=$(TESTBIN)/%) || status=1; \
+	ABH_WRAP='$(VALGRIND_RUN)' $(PROVE) --norc -e '$(VALGRIND_RUN)' $(TEST_BINS) || status=1; \
 	ABH_WRAP='$(VALGRIND_RUN)' $(PROVE) --norc -e '' $(SCRIPT_TESTS) || status=1; \
 	logs=$$(find $(OUT)/valgrind -name '*.log' -size +0 | sort); \
 	for log in $$logs; do echo "== $$log"; cat "$$log"; done >&2; \
@@ -136,6 +144,29 @@ fuzz: $(FUZZERS:%=build/fuzz/fuzz_%)
 	        tail -40 build/fuzz/$$f.log >&2; exit 1; fi; \
 	done
 
+## Grade: run the TAP suite, print passed/total per chapter and exercise (FORMAT=json for an autograder).
+grade: tools
+	$(Q)$(MAKE) --no-print-directory programs $(TEST_BINS) >&2
+	$(Q)$(LUA) tools/grade.lua --format $(FORMAT) $(TEST_BINS) $(SCRIPT_TESTS)
+
+## Make a student handout in HANDOUT_DIR; CHAPTERS="1 3" cuts those chapters' exercises (default: all).
+handout: tools
+	$(call say,HANDOUT,$(HANDOUT_DIR) from chapters $(or $(CHAPTERS),(all)))
+	$(Q)$(LUA) tools/handout.lua -o $(HANDOUT_DIR) $(CHAPTERS)
+	$(call say,CHECK,the stubs compile with -Werror: make -C $(HANDOUT_DIR) programs)
+	$(Q)$(MAKE) --no-print-directory -C $(HANDOUT_DIR) MODE=release programs $(TESTS:%=$(TESTBIN)/%) > $(HANDOUT_DIR).log 2>&1 || \
+	    { cat $(HANDOUT_DIR).log >&2; echo "make handout: the handout does not compile (log: $(HANDOUT_DIR).log)" >&2; exit 1; }
+	$(Q)rm -rf $(HANDOUT_DIR)/build
+	$(Q)if command -v git >/dev/null; then \
+	    cd $(HANDOUT_DIR) && git init -q && git add -A && \
+	    git -c user.name="Attention by Hand" -c user.email=handout@attention-by-hand.invalid \
+	        commit -q -m "Attention by Hand: student handout ($$(sed -n 's/^EXERCISES := //p' mk/handout.mk))" && \
+	    printf '  %-7s %s\n' GIT "$(HANDOUT_DIR): a new repository, one commit, no history of the book"; fi
+
+## Check handouts end to end: each chapter alone, then all; see tools/check-handout.sh.
+check-handout: tools
+	$(Q)sh tools/check-handout.sh
+
 ## Render the whole book as one page, build/book.html (needs pandoc).
 html: build/book.html
 
@@ -149,7 +180,7 @@ tools:
 	@sh tools/ensure-tools.sh $(firstword $(CC)):gcc $(LUA):lua5.4 $(GNUPLOT):gnuplot-nox $(PROVE):perl
 
 # The one-page book: the chapters, then the worked solutions as an appendix.
-BOOK_FILES := $(CHAPTERS) $(sort $(wildcard solutions/*.md))
+BOOK_FILES := $(CHAPTER_FILES) $(sort $(wildcard solutions/*.md))
 build/book.html: book.md $(BOOK_FILES) $(FIGURES) tools/book-links.lua tools/check-html.sh
 	@sh tools/ensure-tools.sh $(PANDOC):pandoc
 	$(call say,PANDOC,$@)
@@ -161,9 +192,9 @@ build/book.html: book.md $(BOOK_FILES) $(FIGURES) tools/book-links.lua tools/che
 
 # ---- tangling: one stamp for all chapters; the tangler rewrites only the
 # files whose text changed, so make recompiles only what an edit touched.
-build/.tangled: $(CHAPTERS) tangle/tangle.lua | tools
+build/.tangled: $(CHAPTER_FILES) tangle/tangle.lua | tools
 	$(call say,TANGLE,chapters/*.md)
-	$(Q)$(LUA) tangle/tangle.lua -o build $(CHAPTERS)
+	$(Q)$(LUA) tangle/tangle.lua -o build $(CHAPTER_FILES)
 	$(Q)touch $@
 
 $(TANGLED): build/.tangled ;
@@ -191,6 +222,12 @@ $(TESTBIN)/%: tests/test_%.c tests/tap.h tests/run.h $(SRC)/tensor.h $(OBJ)/tens
 	$(Q)$(CC) $(CFLAGS) -I$(SRC) -Itests $< $(OBJ)/tensor.o $(LDLIBS) -o $@
 $(foreach p,$(PROGRAMS),$(eval $(TESTBIN)/$(p): $(SRC)/$(p).c))
 
+# A hidden test may include any program: it depends on every tangled file.
+$(TESTBIN)/teacher/%: $(TEACHER_TESTS)/test_%.c tests/tap.h tests/run.h $(TANGLED) $(OBJ)/tensor.o
+	$(call say,LD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -I$(SRC) -Itests $< $(OBJ)/tensor.o $(LDLIBS) -o $@
+
 # The replay of the fuzzers' inputs links the harnesses with exit() wrapped.
 $(TESTBIN)/fuzz: tests/test_fuzz.c tests/fuzz/fuzz.h tests/fuzz/fuzz_npy.c tests/fuzz/fuzz_mask.c tests/tap.h $(SRC)/tensor.h $(OBJ)/tensor.o
 	$(call say,LD,$@)
@@ -217,7 +254,16 @@ build/fuzz/fuzz_tangle: tests/fuzz/fuzz_tangle.c
 $(OUT)/run/%.txt: $(BIN)/%
 	$(call say,RUN,$* > $@)
 	$(Q)mkdir -p $(@D)
+ifdef HANDOUT
+	@# A handout's program may stop at a stub (exit status 3): say which
+	@# exercise it waits for, write no output, and go on with the others.
+	$(Q)status=0; $< > $@.tmp 2> $@.err || status=$$?; \
+	if [ $$status = 3 ]; then printf '  %-7s %s\n' TODO "$*: $$(grep -o 'not implemented yet: .*' $@.err | tail -n 1)"; \
+	elif [ $$status != 0 ]; then cat $@.err >&2; fi; \
+	[ $$status = 0 ] && mv $@.tmp $@; rm -f $@.tmp $@.err; [ $$status = 0 ] || [ $$status = 3 ]
+else
 	$(Q)$< > $@
+endif
 
 # ---- figures: each one is drawn from its program's own --dump, so it cannot
 # drift from the code. FIG_RUN is the program and its flags, FIG_PICK the

@@ -13,6 +13,7 @@ torch, or reports the check as skipped.
 import glob
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -39,6 +40,12 @@ def ok(cond, name, detail=""):
             print("  # " + detail)
 
 
+def skip(reason):
+    global count
+    count += 1
+    print("ok", count, "# SKIP", reason)
+
+
 def max_error(got, want):
     if got.shape != want.shape:
         return float("inf")
@@ -60,6 +67,11 @@ def run_case(program, index, description, net, inputs, flags, root):
     command = [*WRAP, os.path.join(BIN, program), "--load", case, "--dump", out, "--quiet", *flags]
     what = " ".join([program, *flags]) + ": " + description
     r = subprocess.run(command, capture_output=True, text=True)
+    stub = re.findall(r"not implemented yet: (Exercise [\d.]*\d)", r.stderr)
+    if r.returncode == 3 and stub:
+        # a student handout: the program's exercise is not written yet
+        skip(f"{what}: needs {stub[-1]}, not implemented yet")
+        return
     if r.returncode != 0:
         ok(False, f"{what}: the program runs", r.stderr.strip())
         return

@@ -23,6 +23,24 @@
  *                                    and what it printed, for other checks
  *   diag(fmt, ...), skip(n, fmt, ...), exit_status()
  *
+ * Exercises and stubs (see "Exercises, handouts and grading" in book.md):
+ *   TEST_GROUP(call)                 call (e.g. test_program(tmp)) in a forked
+ *                                    child; its tests count as this file's. If
+ *                                    a stub (NOT_IMPLEMENTED, exit status 3)
+ *                                    stops it, the rest of the group is one
+ *                                    skipped test: it needs that exercise.
+ *   EXERCISE("1.6", n, call)         the n tests of Exercise 1.6, in a child;
+ *                                    their names start "Exercise 1.6: ". If
+ *                                    the exercise's own stub stops them, the
+ *                                    tests not run fail, so the count is
+ *                                    always n; another exercise's stub skips
+ *                                    them (do that one first).
+ *   tap_note_stub(err, status)       a program run that printed `err` and
+ *                                    exited with `status`: if a stub stopped
+ *                                    it, the next test, should it fail, is
+ *                                    skipped (or fails, if it belongs to that
+ *                                    exercise). run.h calls it for every run.
+ *
  * A failure prints
  *   not ok 7 - softmax rows sum to 1
  *   #   Failed test 'softmax rows sum to 1'
@@ -48,6 +66,16 @@
 #define TAP_PRINTF(f, a) __attribute__((format(printf, f, a)))
 
 static int tap_started, tap_count, tap_failed, tap_planned = -1;
+static int tap_group_fd = -1;       /* in a group's child: where each result goes */
+static char tap_exercise[32];       /* "Exercise 1.6" inside EXERCISE, else "" */
+static char tap_stub[32];           /* the exercise whose stub stopped a run during this test, or "" */
+
+/* Count one test; in a group's child, tell the parent too ('p' or 'f'). */
+TAP_FN void tap_counted(int failed) {
+    tap_count++;
+    tap_failed += failed;
+    if (tap_group_fd >= 0 && write(tap_group_fd, failed ? "f" : "p", 1) != 1) _exit(2);
+}
 
 /* "TAP version 13", once, before anything else. */
 TAP_FN void tap_start(void) {
@@ -97,22 +125,30 @@ TAP_FN int exit_status(void) {
     return tap_failed > 254 ? 254 : tap_failed;
 }
 
-/* Report one test. '#' in a name would start a TAP directive, so it is escaped. */
+/* Report one test. '#' in a name would start a TAP directive, so it is escaped.
+ * Inside EXERCISE the name starts "Exercise N.M: ". A test that fails after a
+ * stub stopped a run is skipped instead, unless the stub is its own exercise's:
+ * it cannot pass before that exercise is done, and says so. */
 TAP_FN int tap_report(int pass, const char *file, int line, const char *fmt, va_list ap) {
-    char name[1024];
+    char name[1024], stub[32];
+    int own = tap_exercise[0] && !strcmp(tap_exercise, tap_stub), skipped = !pass && tap_stub[0] && !own;
+    snprintf(stub, sizeof stub, "%s", tap_stub);
+    tap_stub[0] = '\0';
     vsnprintf(name, sizeof name, fmt, ap);
     tap_start();
-    printf("%sok %d - ", pass ? "" : "not ", ++tap_count);
+    printf("%sok %d - %s%s", pass || skipped ? "" : "not ", tap_count + 1, tap_exercise, tap_exercise[0] ? ": " : "");
     for (const char *c = name; *c; c++) {
         if (*c == '#') putchar('\\');
         putchar(*c == '\n' ? ' ' : *c);
     }
+    if (skipped) printf(" # SKIP needs %s, not implemented yet", stub);
     putchar('\n');
-    if (!pass) {
-        tap_failed++;
-        diag("  Failed test '%s'\n  at %s line %d.", name, file, line);
+    tap_counted(!pass && !skipped);
+    if (!pass && !skipped) {
+        diag("  Failed test '%s%s%s'\n  at %s line %d.", tap_exercise, tap_exercise[0] ? ": " : "", name, file, line);
+        if (own) diag("  not implemented yet: %s (its stub is still in the chapter)", stub);
     }
-    return pass;
+    return pass || skipped;
 }
 
 TAP_FN TAP_PRINTF(4, 5) int tap_ok(int pass, const char *file, int line, const char *fmt, ...) {
@@ -187,7 +223,10 @@ TAP_FN TAP_PRINTF(2, 3) void skip(int n, const char *fmt, ...) {
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
     tap_start();
-    for (int i = 0; i < n; i++) printf("ok %d # skip %s\n", ++tap_count, why);
+    for (int i = 0; i < n; i++) {
+        printf("ok %d # skip %s\n", tap_count + 1, why);
+        tap_counted(0);
+    }
 }
 
 /* ---- close_ok: numbers within a tolerance -------------------------------- */
@@ -238,6 +277,26 @@ TAP_FN TAP_PRINTF(10, 11) int tap_close(const void *got, int got_double, const v
 #define close_ok(got, want, n, atol, rtol, ...)                                                   \
     tap_close((got), TAP_IS_DOUBLE(got), (want), TAP_IS_DOUBLE(want), (n), (atol), (rtol), __FILE__, \
               __LINE__, __VA_ARGS__)
+
+/* ---- stubs: what a handout leaves where an exercise's code goes ------------ */
+
+/* The exercise a stub names in `err` ("... not implemented yet: Exercise 1.6"),
+ * copied into `dst` (n bytes) as "Exercise 1.6"; "" if there is none. The last
+ * one counts: it is what stopped the process. */
+TAP_FN const char *tap_stub_in(char *dst, size_t n, const char *err) {
+    const char *mark = "not implemented yet: ", *found = NULL;
+    for (const char *p = err; p && (p = strstr(p, mark)); p++) found = p + strlen(mark);
+    dst[0] = '\0';
+    if (found && !strncmp(found, "Exercise ", 9)) snprintf(dst, n, "Exercise %.*s", (int)strspn(found + 9, "0123456789."), found + 9);
+    return dst;
+}
+
+/* A run (a program, or a child) exited with `status` after printing `err` on
+ * stderr: if that was a stub (exit status 3), remember which exercise it was. */
+TAP_FN void tap_note_stub(const char *err, int status) {
+    char stub[32];
+    if (status == 3 && tap_stub_in(stub, sizeof stub, err)[0]) snprintf(tap_stub, sizeof tap_stub, "%s", stub);
+}
 
 /* ---- death tests: run a function in a child process ----------------------- */
 
@@ -309,7 +368,8 @@ TAP_FN int tap_lines(const char *s) {
 TAP_FN TAP_PRINTF(6, 7) int tap_dies_with(void (*fn)(void *), void *arg, const char *part, const char *file,
                                           int line, const char *fmt, ...) {
     TapChild c = run_child(fn, arg);
-    int pass = c.status >= 1 && c.status <= 127 && c.out[0] == '\0' && tap_lines(c.err) == 1 &&
+    tap_note_stub(c.err, c.status);
+    int pass = c.status >= 1 && c.status <= 127 && c.status != 3 && c.out[0] == '\0' && tap_lines(c.err) == 1 &&
                strstr(c.err, part) != NULL;
     va_list ap;
     va_start(ap, fmt);
@@ -324,5 +384,109 @@ TAP_FN TAP_PRINTF(6, 7) int tap_dies_with(void (*fn)(void *), void *arg, const c
     return pass;
 }
 #define dies_with(fn, arg, part, ...) tap_dies_with((fn), (arg), (part), __FILE__, __LINE__, __VA_ARGS__)
+
+/* ---- groups: tests in a child process, and exercises ---------------------- */
+
+/* Append the r bytes at buf to tail (cap bytes, kept NUL-terminated), keeping
+ * only the last cap - 1 bytes of everything appended. */
+TAP_FN void tap_keep_tail(char *tail, size_t cap, size_t *used, const char *buf, size_t r) {
+    if (r > cap - 1) buf += r - (cap - 1), r = cap - 1;
+    if (*used + r > cap - 1) {
+        size_t drop = *used + r - (cap - 1);
+        memmove(tail, tail + drop, *used - drop);
+        *used -= drop;
+    }
+    memcpy(tail + *used, buf, r);
+    *used += r;
+    tail[*used] = '\0';
+}
+
+/* Begin a group: fork. The child returns 1 and runs the group's tests, which
+ * write their TAP lines to stdout as usual and one byte each to a pipe. The
+ * parent relays the child's stderr, counts the bytes, and when the child has
+ * ended reports what it could not (see TEST_GROUP and EXERCISE); it returns 0.
+ * `exercise` is "1.6" or NULL, `planned` the number of tests an exercise has. */
+TAP_FN int tap_group_start(const char *what, const char *exercise, int planned, const char *file, int line) {
+    int pr[2], pe[2];
+    tap_start();
+    fflush(stdout);
+    fflush(stderr);
+    if (pipe(pr) != 0 || pipe(pe) != 0) { perror("pipe"); exit(2); }
+    pid_t pid = fork();
+    if (pid < 0) { perror("fork"); exit(2); }
+    if (pid == 0) {
+        close(pr[0]); close(pe[0]);
+        dup2(pe[1], 2); close(pe[1]);
+        tap_group_fd = pr[1];
+        if (exercise) snprintf(tap_exercise, sizeof tap_exercise, "Exercise %s", exercise);
+        return 1;
+    }
+    close(pr[1]); close(pe[1]);
+    char tail[4096] = "";                              /* the end of the child's stderr */
+    size_t used = 0;
+    int ran = 0, failed = 0;
+    struct pollfd fds[2] = { { pr[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
+    for (int open = 2; open > 0;) {
+        if (poll(fds, 2, -1) < 0) {
+            if (errno == EINTR) continue;
+            perror("poll");
+            exit(2);
+        }
+        for (int k = 0; k < 2; k++) {
+            char buf[4096];
+            if (fds[k].fd < 0 || !fds[k].revents) continue;
+            ssize_t r = read(fds[k].fd, buf, sizeof buf);
+            if (r <= 0) { close(fds[k].fd); fds[k].fd = -1; open--; continue; }
+            if (k == 0) {
+                for (ssize_t i = 0; i < r; i++) ran++, failed += buf[i] == 'f';
+                continue;
+            }
+            if (fwrite(buf, 1, (size_t)r, stderr) != (size_t)r) exit(2);
+            tap_keep_tail(tail, sizeof tail, &used, buf, (size_t)r);
+        }
+    }
+    fflush(stderr);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    tap_count += ran;
+    tap_failed += failed;
+    if (tap_group_fd >= 0) {                           /* a group in a group: pass the results on */
+        for (int i = 0; i < ran; i++)
+            if (write(tap_group_fd, i < failed ? "f" : "p", 1) != 1) _exit(2);
+    }
+    char stub[32], own[32] = "";
+    tap_stub_in(stub, sizeof stub, status == 3 ? tail : "");
+    if (exercise) snprintf(own, sizeof own, "Exercise %s", exercise);
+    if (stub[0] && !exercise) {
+        skip(1, "the rest of %s needs %s, not implemented yet", what, stub);
+    } else if (stub[0] && ran < planned) {
+        for (int i = ran; i < planned; i++) {
+            if (strcmp(stub, own) == 0) {
+                tap_ok(0, file, line, "%s: test %d of %d in %s", own, i + 1, planned, what);
+                diag("  not implemented yet: %s (its stub is still in the chapter)", own);
+            } else {
+                skip(1, "%s: test %d of %d in %s needs %s, not implemented yet", own, i + 1, planned, what, stub);
+            }
+        }
+    } else if (status != 0) {
+        tap_ok(0, file, line, "%s ended early: exit status %d%s", what, status, status > 128 ? " (killed by a signal)" : "");
+    } else if (exercise && ran != planned) {
+        tap_ok(0, file, line, "%s: %s ran %d tests, not the %d it declares", own, what, ran, planned);
+    }
+    return 0;
+}
+
+/* The end of a group, in the child: flush what the tests printed and exit. */
+TAP_FN void tap_group_end(void) {
+    fflush(stdout);
+    fflush(stderr);
+    exit(0);
+}
+
+#define TEST_GROUP(...) \
+    do { if (tap_group_start(#__VA_ARGS__, NULL, 0, __FILE__, __LINE__)) { __VA_ARGS__; tap_group_end(); } } while (0)
+#define EXERCISE(exercise, n, ...) \
+    do { if (tap_group_start(#__VA_ARGS__, (exercise), (n), __FILE__, __LINE__)) { __VA_ARGS__; tap_group_end(); } } while (0)
 
 #endif

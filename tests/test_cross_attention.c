@@ -451,12 +451,12 @@ int main(void) {
     char tmp[] = "/tmp/abh-cross-attention-XXXXXX";
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
 
-    test_against_reference();
-    test_properties();
-    test_program(tmp);
-    test_mask_shapes(tmp);
-    test_refusals(tmp);
-    test_is_mha(tmp);
+    TEST_GROUP(test_against_reference());
+    TEST_GROUP(test_properties());
+    TEST_GROUP(test_program(tmp));
+    TEST_GROUP(test_mask_shapes(tmp));
+    TEST_GROUP(test_refusals(tmp));
+    TEST_GROUP(test_is_mha(tmp));
 
     remove_tree(tmp);
     done_testing();

@@ -393,12 +393,12 @@ int main(void) {
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
     (void)gqa_load; (void)gqa_print; (void)gqa_dump;      /* tested through the program */
 
-    test_against_reference();
-    test_grouping_is_repeat();
-    test_mask_shapes();
-    test_is_mqa(tmp);
-    test_is_mha(tmp);
-    test_program(tmp);
+    TEST_GROUP(test_against_reference());
+    TEST_GROUP(test_grouping_is_repeat());
+    TEST_GROUP(test_mask_shapes());
+    TEST_GROUP(test_is_mqa(tmp));
+    TEST_GROUP(test_is_mha(tmp));
+    TEST_GROUP(test_program(tmp));
 
     remove_tree(tmp);
     done_testing();

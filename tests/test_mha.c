@@ -495,15 +495,15 @@ int main(void) {
     char tmp[] = "/tmp/abh-mha-XXXXXX";
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
 
-    test_against_reference();
-    test_scale();
-    test_heads_independent();
-    test_mask_shapes();
-    test_causal();
-    test_dropout();
-    test_trap();
-    test_is_v4(tmp);
-    test_program(tmp);
+    TEST_GROUP(test_against_reference());
+    TEST_GROUP(test_scale());
+    TEST_GROUP(test_heads_independent());
+    TEST_GROUP(test_mask_shapes());
+    TEST_GROUP(test_causal());
+    TEST_GROUP(test_dropout());
+    TEST_GROUP(test_trap());
+    TEST_GROUP(test_is_v4(tmp));
+    TEST_GROUP(test_program(tmp));
 
     remove_tree(tmp);
     done_testing();

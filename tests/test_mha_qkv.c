@@ -337,11 +337,11 @@ int main(void) {
     char tmp[] = "/tmp/abh-mha-qkv-XXXXXX";
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
 
-    test_against_reference();
-    test_masks();
-    test_seed_000(tmp);
-    test_against_mha(tmp);
-    test_program(tmp);
+    TEST_GROUP(test_against_reference());
+    TEST_GROUP(test_masks());
+    TEST_GROUP(test_seed_000(tmp));
+    TEST_GROUP(test_against_mha(tmp));
+    TEST_GROUP(test_program(tmp));
 
     remove_tree(tmp);
     done_testing();

@@ -275,11 +275,11 @@ int main(void) {
     char tmp[] = "/tmp/abh-mha-shared-XXXXXX";
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
 
-    test_against_reference();
-    test_fill();
-    test_flattening();
-    test_block_diagonal(tmp);
-    test_program(tmp);
+    TEST_GROUP(test_against_reference());
+    TEST_GROUP(test_fill());
+    TEST_GROUP(test_flattening());
+    TEST_GROUP(test_block_diagonal(tmp));
+    TEST_GROUP(test_program(tmp));
 
     remove_tree(tmp);
     done_testing();

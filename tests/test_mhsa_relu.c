@@ -254,10 +254,10 @@ int main(void) {
     char tmp[] = "/tmp/abh-mhsa-relu-XXXXXX";
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
 
-    test_against_reference();
-    test_zeros();
-    test_scale_study(tmp);
-    test_program(tmp);
+    TEST_GROUP(test_against_reference());
+    TEST_GROUP(test_zeros());
+    TEST_GROUP(test_scale_study(tmp));
+    TEST_GROUP(test_program(tmp));
 
     remove_tree(tmp);
     done_testing();

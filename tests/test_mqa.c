@@ -371,12 +371,12 @@ int main(void) {
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
     (void)mqa_load; (void)mqa_print; (void)mqa_dump;      /* tested through the program */
 
-    test_against_reference();
-    test_trick();
-    test_mask_shapes();
-    test_nan_rows();
-    test_kv_cache();
-    test_program(tmp);
+    TEST_GROUP(test_against_reference());
+    TEST_GROUP(test_trick());
+    TEST_GROUP(test_mask_shapes());
+    TEST_GROUP(test_nan_rows());
+    TEST_GROUP(test_kv_cache());
+    TEST_GROUP(test_program(tmp));
 
     remove_tree(tmp);
     done_testing();

@@ -235,12 +235,13 @@ int main(void) {
     char tmp[] = "/tmp/abh-selfatt-v1-XXXXXX";
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
 
-    test_against_reference();
-    test_hand_worked();
-    test_permutation();
-    test_counts();
-    test_dump_load(tmp);
-    test_program(tmp);
+    /* Exercise 1.6 (passes 2 to 4): the tests that say it is done */
+    EXERCISE("1.6", 15, test_against_reference());
+    EXERCISE("1.6", 3, test_hand_worked());
+    TEST_GROUP(test_permutation());
+    TEST_GROUP(test_counts());
+    TEST_GROUP(test_dump_load(tmp));
+    TEST_GROUP(test_program(tmp));
 
     remove_tree(tmp);
     done_testing();

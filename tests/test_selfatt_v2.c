@@ -189,10 +189,10 @@ int main(void) {
     char tmp[] = "/tmp/abh-selfatt-v2-XXXXXX";
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
 
-    test_against_reference();
-    test_reduces_to_v1();
-    test_counts();
-    test_program(tmp);
+    TEST_GROUP(test_against_reference());
+    TEST_GROUP(test_reduces_to_v1());
+    TEST_GROUP(test_counts());
+    TEST_GROUP(test_program(tmp));
 
     remove_tree(tmp);
     done_testing();

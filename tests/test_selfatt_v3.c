@@ -598,15 +598,15 @@ int main(void) {
     char tmp[] = "/tmp/abh-selfatt-v3-XXXXXX";
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
 
-    test_against_reference();
-    test_fill_policies();
-    test_mask_shapes();
-    test_trap();
-    test_masks();
-    test_dropout();
-    test_is_v2();
-    test_program(tmp);
-    test_fill_program(tmp);
+    TEST_GROUP(test_against_reference());
+    TEST_GROUP(test_fill_policies());
+    TEST_GROUP(test_mask_shapes());
+    TEST_GROUP(test_trap());
+    TEST_GROUP(test_masks());
+    TEST_GROUP(test_dropout());
+    TEST_GROUP(test_is_v2());
+    TEST_GROUP(test_program(tmp));
+    TEST_GROUP(test_fill_program(tmp));
 
     remove_tree(tmp);
     done_testing();

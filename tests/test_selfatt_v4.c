@@ -327,10 +327,10 @@ int main(void) {
     char tmp[] = "/tmp/abh-selfatt-v4-XXXXXX";
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
 
-    test_against_reference();
-    test_checklist();
-    test_is_v3(tmp);
-    test_program(tmp);
+    TEST_GROUP(test_against_reference());
+    TEST_GROUP(test_checklist());
+    TEST_GROUP(test_is_v3(tmp));
+    TEST_GROUP(test_program(tmp));
 
     remove_tree(tmp);
     done_testing();

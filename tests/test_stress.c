@@ -311,18 +311,18 @@ int main(void) {
     snprintf(tmp, sizeof tmp, "/tmp/abh-stress-XXXXXX");
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
 
-    softmax_extremes();
-    softmax_nan_inf();
-    all_masked_rows();
-    npy_keeps_nan_inf();
-    tiny_sizes();
-    huge_scores();
-    all_masked_programs();
+    TEST_GROUP(softmax_extremes());
+    TEST_GROUP(softmax_nan_inf());
+    TEST_GROUP(all_masked_rows());
+    TEST_GROUP(npy_keeps_nan_inf());
+    TEST_GROUP(tiny_sizes());
+    TEST_GROUP(huge_scores());
+    TEST_GROUP(all_masked_programs());
     for (int p = 0; p < 4; p++) {
-        nan_inf_inputs(programs[p], NAN, "NaN");
-        nan_inf_inputs(programs[p], INFINITY, "inf");
+        TEST_GROUP(nan_inf_inputs(programs[p], NAN, "NaN"));
+        TEST_GROUP(nan_inf_inputs(programs[p], INFINITY, "inf"));
     }
-    nan_in_mask();
+    TEST_GROUP(nan_in_mask());
 
     remove_tree(tmp);
     done_testing();

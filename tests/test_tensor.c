@@ -1096,22 +1096,22 @@ int main(void) {
     snprintf(tmp, sizeof tmp, "/tmp/abh-tensor-XXXXXX");
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
 
-    test_tensors();
-    test_rng();
-    test_init_linear();
-    test_linear();
-    test_matmuls();
-    test_heads();
-    test_softmax();
-    test_masks();
-    test_dropout();
-    test_print();
-    test_npy_dtypes();
-    test_npy_save();
-    test_npy_atomic();
-    test_npy_refusals();
-    test_by_name();
-    test_args();
+    TEST_GROUP(test_tensors());
+    TEST_GROUP(test_rng());
+    TEST_GROUP(test_init_linear());
+    TEST_GROUP(test_linear());
+    TEST_GROUP(test_matmuls());
+    TEST_GROUP(test_heads());
+    TEST_GROUP(test_softmax());
+    TEST_GROUP(test_masks());
+    TEST_GROUP(test_dropout());
+    TEST_GROUP(test_print());
+    TEST_GROUP(test_npy_dtypes());
+    TEST_GROUP(test_npy_save());
+    TEST_GROUP(test_npy_atomic());
+    TEST_GROUP(test_npy_refusals());
+    TEST_GROUP(test_by_name());
+    TEST_GROUP(test_args());
 
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
