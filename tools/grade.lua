@@ -2,7 +2,7 @@
 
 Usage
 -----
-    lua5.4 tools/grade.lua [--format text|json] TEST ...
+    lua5.4 tools/grade.lua [--format text|json|tsv] TEST ...
 
 `make grade` runs it with every test of the suite (build/tests/NAME, the
 script tests, and the teacher's hidden tests when there are some). Each TEST
@@ -23,12 +23,13 @@ needs) are neither passed nor failed; each line says how many.
 Output: one line per chapter (all its tests) and per exercise (its own),
 "passed/total", a total, and
 the names of the tests that failed (text); or the same as one JSON object
-(json), described at the end of this file. The exit status is 0 when no test
+(json), described at the end of this file; or one line per test, "result
+file exercise name" separated by tabs (tsv). The exit status is 0 when no test
 failed, 1 otherwise.
 ]]
 
-local USAGE = "usage: lua5.4 tools/grade.lua [--format text|json] TEST ...\n"
-local SHOW_FAILED = 8      -- failed test names listed per line of the text report
+local USAGE = "usage: lua5.4 tools/grade.lua [--format text|json|tsv] TEST ...\n"
+local SHOW_FAILED = 3      -- failed test names listed per line of the text report
 
 ------------------------------------------------------------------------------
 -- Running a test and reading its TAP
@@ -154,7 +155,8 @@ local function grade(paths, src)
     local tests, broken, skipped_file = read_tap(lines, status)
     local home = chapter_of_test(path, src)
     local home_tally = home and chapter(tonumber(home:match("(%d+)%-")), home).tally or report.book
-    report.files[#report.files + 1] = {path = path, tests = #tests, broken = broken, skipped = skipped_file}
+    if broken then tests[#tests + 1] = {name = "the file itself: " .. broken, result = "fail"} end
+    report.files[#report.files + 1] = {path = path, tests = #tests, broken = broken, skipped = skipped_file, list = tests}
     for _, test in ipairs(tests) do
       local exercise = test.name:match("^Exercise (%d+%.%d+): ")
       local t = home_tally
@@ -167,11 +169,7 @@ local function grade(paths, src)
       count(t, test, path)
       count(report.total, test, path)
     end
-    if broken then
-      local test = {name = "the file itself: " .. broken, result = "fail"}
-      count(home_tally, test, path)
-      count(report.total, test, path)
-    elseif skipped_file then
+    if skipped_file then
       report.book.skipped_files = (report.book.skipped_files or 0) + 1
     end
   end
@@ -211,6 +209,19 @@ local function score(t)
   local s = ("%d/%d"):format(t.passed, total)
   if t.skipped > 0 then s = s .. (", %d skipped"):format(t.skipped) end
   return s
+end
+
+-- One line per test: result (pass, fail, skip), file, exercise ("-" for
+-- none) and name, separated by tabs: for spreadsheets and scripts.
+local function tsv_report(report)
+  local out = {}
+  for _, f in ipairs(report.files) do
+    for _, test in ipairs(f.list) do
+      out[#out + 1] = table.concat({test.result, f.path, test.name:match("^Exercise (%d+%.%d+): ") or "-",
+                                    (test.name:gsub("[\t\n]", " "))}, "\t")
+    end
+  end
+  return #out > 0 and table.concat(out, "\n") .. "\n" or ""
 end
 
 local function text_report(report)
@@ -327,15 +338,16 @@ while i <= #arg do
   end
   i = i + 1
 end
-if format ~= "text" and format ~= "json" then
-  io.stderr:write("grade: FORMAT must be text or json, not '", tostring(format), "'\n")
+local reports = {text = text_report, json = json_report, tsv = tsv_report}
+if not reports[format] then
+  io.stderr:write("grade: FORMAT must be text, json or tsv, not '", tostring(format), "'\n")
   os.exit(2)
 end
 if #paths == 0 then io.stderr:write(USAGE) os.exit(2) end
 
 local src = (os.getenv("ABH_SRC") or "build/src")
 local report = grade(paths, src)
-io.stdout:write(format == "json" and json_report(report) or text_report(report))
+io.stdout:write(reports[format](report))
 os.exit(report.total.failed == 0 and 0 or 1)
 
 --[[ The JSON report
