@@ -29,7 +29,8 @@ Links to what was left out become plain text. The handout says what is
 assigned in mk/handout.mk, which the Makefile reads.
 
 Before it writes anything it checks that no line of an assigned solution
-(ten characters or more, spaces trimmed) appears anywhere in the handout, so
+(ten characters or more, spaces trimmed; a line that only names a chunk,
+<<...>>, does not count) appears anywhere in the handout, so
 that prose or another chapter cannot give the answer away; and it fails with
 `path:line: message` on a region error (the tangler's own checks) or on an
 assigned chapter without exercises to cut out.
@@ -243,7 +244,8 @@ local function check_no_leak(texts, removed, paths)
   local needles = {}
   for _, line in ipairs(removed) do
     local trimmed = line.text:match("^%s*(.-)%s*$")
-    if #trimmed >= MIN_LEAK then needles[#needles + 1] = {text = trimmed, exercise = line.exercise} end
+    local reference = trimmed:match("^<<.+>>$")          -- a chunk's name is not its code
+    if #trimmed >= MIN_LEAK and not reference then needles[#needles + 1] = {text = trimmed, exercise = line.exercise} end
   end
   for _, path in ipairs(paths) do
     local text = texts[path]
