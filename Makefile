@@ -26,7 +26,7 @@ endif
 # declared in mk/NN-name.mk, included below.
 CHAPTER_FILES := $(sort $(wildcard chapters/*.md))
 # Tests that are scripts: the tangler, the chapters' shell sessions, PyTorch.
-SCRIPT_TESTS := tests/tangle_test.lua tests/transcripts_test.lua tests/pytorch_check.sh
+SCRIPT_TESTS := tests/tangle_test.lua tests/handout_test.lua tests/transcripts_test.lua tests/pytorch_check.sh
 
 ifeq ($(MODE),release)
   OUT := build
@@ -55,7 +55,7 @@ include $(sort $(wildcard mk/*.mk))
 
 # Tests of compiled code: tests/test_NAME.c -> $(TESTBIN)/NAME. tensor, stress
 # and fuzz are not tied to one program; the others test one program each.
-TESTS    := tensor stress fuzz $(PROGRAMS)
+TESTS    := tensor stress fuzz tap $(PROGRAMS)
 # Hidden tests, kept out of a student handout: $(TEACHER_TESTS)/test_NAME.c
 # includes NAME.c like tests/test_NAME.c does (or only tensor.h).
 TEACHER_BINS := $(patsubst $(TEACHER_TESTS)/test_%.c,$(TESTBIN)/teacher/%,$(wildcard $(TEACHER_TESTS)/test_*.c))

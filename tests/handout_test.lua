@@ -1,0 +1,194 @@
+#!/usr/bin/env lua5.4
+-- Tests of tools/handout.lua, in TAP version 13:
+--     prove --norc -e '' tests/handout_test.lua
+-- Each test writes a small book into a scratch directory (two chapters, their
+-- solutions, a teacher's test, a README and a CI script), makes a handout of
+-- it, and checks one rule: what is cut, what is kept, what is left out, what
+-- is refused. The end-to-end check of the real book is tools/check-handout.sh.
+
+local count, failures = 0, 0
+
+local function ok(condition, name, ...)
+  count = count + 1
+  if not condition then failures = failures + 1 end
+  io.write(condition and "ok " or "not ok ", count, " - ", name, "\n")
+  if not condition then
+    for _, line in ipairs{...} do io.write("# ", (tostring(line):gsub("\n", "\n#   ")), "\n") end
+  end
+  return condition
+end
+
+local function is(got, want, name)
+  return ok(got == want, name, "got:      " .. tostring(got), "expected: " .. tostring(want))
+end
+
+local function q(s) return "'" .. s:gsub("'", [['\'']]) .. "'" end
+
+local function sh(command)
+  local pipe = io.popen(command)
+  local out = pipe:read("a")
+  local _, _, status = pipe:close()
+  return out, status
+end
+
+local function read(path)
+  local file = io.open(path, "rb")
+  if not file then return nil end
+  local text = file:read("a")
+  file:close()
+  return text
+end
+
+local function write(path, text)
+  sh("mkdir -p " .. q(path:match("^(.*)/")))
+  local file = assert(io.open(path, "wb"))
+  file:write(text)
+  file:close()
+end
+
+local HERE = arg[0]:match("^(.*)/") or "."
+local ROOT = sh("cd " .. q(HERE .. "/..") .. " && pwd"):gsub("\n$", "")
+local TMP = os.tmpname()
+os.remove(TMP)
+local cleanup <close> = setmetatable({}, {__close = function() sh("rm -rf -- " .. q(TMP)) end})
+
+-- Chapter 1 of the small book: a file block with a solution region (lines
+-- 5 to 9: the BEGIN marker is line 6), and a link to its solutions.
+local CHAPTER_1 = [[
+# 1. One
+
+```c {file=src/one.c}
+// <<src/one.c>>=
+int one(int a, int b) {
+    // BEGIN SOLUTION Exercise 1.1 (a, b)
+    int sum_of_both = a + b;
+    return sum_of_both * 2;
+    // END SOLUTION Exercise 1.1
+}
+```
+
+## Exercises
+
+Worked solutions: [solutions/01-one.md](../solutions/01-one.md), after you have tried.
+
+**Exercise 1.1.** Write `one`. See also [chapter 2](02-two.md).
+]]
+
+local CHAPTER_2 = [[
+# 2. Two
+
+```c {file=src/two.c}
+// <<src/two.c>>=
+int two(void) { return 2; }
+```
+
+Worked solutions: [solutions/02-two.md](../solutions/02-two.md).
+]]
+
+-- Write the small book into a new directory, with `changes` (path -> text,
+-- or false to leave a file out); return the directory.
+local books = 0
+local function small_book(changes)
+  books = books + 1
+  local dir = TMP .. "/book" .. books
+  local files = {
+    ["chapters/01-one.md"] = CHAPTER_1,
+    ["chapters/02-two.md"] = CHAPTER_2,
+    ["solutions/01-one.md"] = "# Solutions to chapter 1\n\nThe answer doubles the sum.\n",
+    ["solutions/02-two.md"] = "# Solutions to chapter 2\n\nSee [chapter 1's](01-one.md).\n",
+    ["tests/teacher/test_one.c"] = "/* hidden */\n",
+    ["tests/test_one.c"] = "/* public */\n",
+    ["README.md"] = "# The developers' README\n",
+    [".ci/run"] = "#!/bin/sh\nmake test\n",
+    ["book.md"] = "# Book\n\n[One](chapters/01-one.md), [its solutions](solutions/01-one.md), [two's](solutions/02-two.md).\n",
+  }
+  for path, text in pairs(changes or {}) do files[path] = text end
+  for path, text in pairs(files) do
+    if text then write(dir .. "/" .. path, text) end
+  end
+  return dir
+end
+
+-- Make a handout of the book in `dir` with `args`; return status, stdout, stderr.
+local function handout(dir, args)
+  local err_path = TMP .. "/stderr"
+  local out, status = sh(("cd %s && lua5.4 %s -o out %s 2>%s"):format(q(dir), q(ROOT .. "/tools/handout.lua"), args, q(err_path)))
+  return status, out, read(err_path) or ""
+end
+
+io.write("TAP version 13\n")
+
+do  -- chapter 1 assigned
+  local dir = small_book()
+  local status, out, err = handout(dir, "1")
+  is(status, 0, "a handout of a chapter with a solution region is made")
+  is(out, "handout: out: chapter 1 assigned (Exercise 1.1)\n", "it says what is assigned")
+  is(err, "", "and nothing on stderr")
+  local one = read(dir .. "/out/chapters/01-one.md") or ""
+  ok(one:find('\n    // BEGIN SOLUTION Exercise 1.1 %(a, b%)\n    NOT_IMPLEMENTED%("Exercise 1.1", a, b%);\n    // END SOLUTION Exercise 1.1\n}'),
+     "the region's code becomes one stub, indented like it, naming the exercise and the names; the markers stay", one)
+  ok(not one:find("sum_of_both", 1, true), "no line of the solution is left in the chapter")
+  ok(one:find("\nWorked solutions are not part of this handout: your teacher has them.\n", 1, true),
+     "the chapter's pointer to its worked solutions says they are not here")
+  ok(one:find("See also [chapter 2](02-two.md).", 1, true), "a link to a chapter that is there stays")
+  is(read(dir .. "/out/solutions/01-one.md"), nil, "the assigned chapter's worked solutions are left out")
+  ok(read(dir .. "/out/solutions/02-two.md"), "another chapter's worked solutions stay")
+  is(read(dir .. "/out/chapters/02-two.md"), CHAPTER_2, "a chapter not assigned is copied as it is")
+  is(read(dir .. "/out/tests/teacher/test_one.c"), nil, "the teachers' hidden tests are left out")
+  is(read(dir .. "/out/tests/test_one.c"), "/* public */\n", "the public tests stay")
+  is(read(dir .. "/out/.ci/run"), nil, "the book's CI is left out")
+  ok((read(dir .. "/out/README.md") or ""):find("^# Attention by Hand: student handout"), "the README is the students'")
+  is(read(dir .. "/out/book.md"), "# Book\n\n[One](chapters/01-one.md), its solutions, [two's](solutions/02-two.md).\n",
+     "a link to a file left out becomes its text; other links stay")
+  local mk = read(dir .. "/out/mk/handout.mk") or ""
+  ok(mk:find("\nHANDOUT   := 1\n", 1, true) and mk:find("\nASSIGNED  := 1\n", 1, true) and mk:find("\nEXERCISES := 1.1\n", 1, true),
+     "mk/handout.mk tells the Makefile it is a handout, and what is assigned", mk)
+  local tangled = sh(("cd %s/out && lua5.4 %s -o build chapters/01-one.md chapters/02-two.md && cat build/src/one.c"):format(
+    q(dir), q(ROOT .. "/tangle/tangle.lua")))
+  local chapter_line = 0
+  for line in one:gmatch("([^\n]*)\n") do
+    chapter_line = chapter_line + 1
+    if line:find("NOT_IMPLEMENTED", 1, true) then break end
+  end
+  ok(tangled:find('\n#line 4 "chapters/01%-one%.md"\n// <<src/one%.c>>=\nint one%(int a, int b%) {\n    // BEGIN[^\n]*\n    NOT_IMPLEMENTED')
+     and chapter_line == 7, "the handout tangles, and #line puts the stub at its own line of the chapter, 7", tangled)
+end
+
+do  -- no chapter named: every chapter with a region; a second run replaces the first
+  local dir = small_book()
+  handout(dir, "1")
+  write(dir .. "/out/stale.txt", "left from before\n")
+  local status, out = handout(dir, "")
+  ok(status == 0 and out == "handout: out: chapter 1 assigned (Exercise 1.1)\n",
+     "without chapter numbers, every chapter with exercises is assigned", out)
+  is(read(dir .. "/out/stale.txt"), nil, "a handout made again replaces the old one whole")
+end
+
+do  -- refusals: one line, nothing written
+  local dir = small_book()
+  local status, _, err = handout(dir, "2")
+  ok(status == 1 and err == "handout: chapter 2 has no exercise to hand out (no // BEGIN SOLUTION region in its code)\n",
+     "a chapter without a solution region cannot be assigned", err)
+  is(sh("ls " .. q(dir) .. "/out 2>/dev/null"), "", "and nothing is written")
+
+  status, _, err = handout(dir, "one")
+  ok(status == 1 and err:find("^handout: one is not a chapter number"), "a word that is not a chapter number is refused", err)
+
+  dir = small_book{["chapters/01-one.md"] = CHAPTER_1:gsub("// END SOLUTION Exercise 1.1", "// BEGIN SOLUTION Exercise 1.2")}
+  status, _, err = handout(dir, "1")
+  is(err, "handout: chapters/01-one.md:9: nested solution region: Exercise 1.1 opened at line 6 is still open\n",
+     "a nested solution marker is refused with the chapter's path and line")
+  dir = small_book{["chapters/01-one.md"] = CHAPTER_1:gsub("    // END SOLUTION Exercise 1.1\n", "")}
+  status, _, err = handout(dir, "1")
+  is(err, "handout: chapters/01-one.md:6: unterminated solution region: no // END SOLUTION Exercise 1.1 before the end of the block\n",
+     "an unterminated solution region is refused at its BEGIN line")
+
+  dir = small_book{["chapters/02-two.md"] = CHAPTER_2 .. "\nAs chapter 1 does: `return sum_of_both * 2;`\n"}
+  status, _, err = handout(dir, "1")
+  ok(status == 1 and err == "handout: chapters/02-two.md:10: holds a line of the solution of Exercise 1.1: return sum_of_both * 2;\n",
+     "a line of the solution anywhere else in the book stops the handout, naming the place", err)
+  is(sh("ls " .. q(dir) .. "/out 2>/dev/null"), "", "and nothing is written")
+end
+
+io.write("1..", count, "\n")
+os.exit(failures == 0 and 0 or 1)
