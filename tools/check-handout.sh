@@ -1,0 +1,115 @@
+#!/bin/sh
+# check-handout.sh [CHAPTER ...]: check student handouts end to end, as a
+# teacher would meet them. For each chapter that has exercises (or each one
+# given), then for all of them at once:
+#   1. make handout CHAPTERS=... into build/check-handout/NAME (which also
+#      compiles the stubs with -Werror);
+#   2. the handout is a git repository with one commit, and grep finds none
+#      of the assigned solutions' lines (10 characters or more) in it;
+#   3. in the handout, make succeeds and make grade fails with exactly the
+#      assigned exercises' tests failing: every failed test is one of theirs,
+#      and none of theirs passes (one may be skipped when it needs another
+#      assigned exercise first);
+#   4. pasting the book's chapters back gives full marks: make grade passes.
+# One line per step; the first problem stops the check with a non-zero exit.
+# (lua5.4 -e CODE /dev/null ARGS: the empty script /dev/null lets CODE read ARGS.)
+set -u
+top=$(pwd)
+make=${MAKE:-make}
+fail() { echo "check-handout: $*" >&2; exit 1; }
+
+# The chapters with solution regions, by number.
+chapters_with_exercises() {
+  for f in chapters/[0-9]*.md; do
+    grep -q '^ *// BEGIN SOLUTION Exercise' "$f" && basename "$f" | sed 's/^0*\([0-9][0-9]*\)-.*/\1/'
+  done
+}
+
+# The trimmed lines of the solution regions of chapter numbers "$@", one per
+# line (only those of 10 characters or more that are not a chunk reference).
+solution_lines() {
+  lua5.4 -e '
+    local T = dofile("tangle/tangle.lua")
+    local wanted = {}
+    for _, n in ipairs(arg) do wanted[tonumber(n)] = true end
+    for path in io.popen("ls chapters/*.md"):lines() do
+      local n = tonumber(path:match("chapters/(%d+)%-"))
+      if n and wanted[n] then
+        local text = io.open(path):read("a")
+        for _, block in ipairs(assert(T.parse(path, text))) do
+          for _, r in ipairs(block.regions) do
+            for i = r.first + 1, r.last - 1 do
+              local line = block.lines[i]:match("^%s*(.-)%s*$")
+              if #line >= 10 and not line:match("^<<.+>>$") then print(line) end
+            end
+          end
+        end
+      end
+    end' /dev/null "$@"
+}
+
+# The exercise numbers of chapter numbers "$@", space-separated.
+exercises_of() {
+  for n in "$@"; do
+    grep -ho '^ *// BEGIN SOLUTION Exercise [0-9.]*' "$(ls chapters/$(printf '%02d' "$n")-*.md)" | sed 's/.*Exercise //'
+  done | sort -u | tr '\n' ' ' | sed 's/ $//'
+}
+
+check() {
+  name=$1; shift
+  dir=build/check-handout/$name
+  assigned=$(exercises_of "$@")
+  printf '  %-7s %s\n' CHECK "handout of chapter(s) $* (Exercises $assigned) in $dir"
+  $make --no-print-directory handout CHAPTERS="$*" HANDOUT_DIR="$dir" >/dev/null || fail "make handout CHAPTERS=\"$*\" failed"
+
+  commits=$(git -C "$dir" rev-list --all | wc -l)
+  [ "$commits" -eq 1 ] || fail "$dir: $commits commits in its history, not 1"
+  solution_lines "$@" > "$dir.lines"
+  [ -s "$dir.lines" ] || fail "no solution lines found for chapter(s) $*"
+  while IFS= read -r line; do
+    if found=$(grep -rnF --exclude-dir=.git -e "$line" "$dir" | head -n 1) && [ -n "$found" ]; then
+      fail "a solution line is in the handout: $found"
+    fi
+  done < "$dir.lines"
+  echo "          no solution line in the handout ($(wc -l < "$dir.lines") lines searched), one commit"
+
+  (cd "$dir" && $make --no-print-directory > ../"$name".make.log 2>&1) || fail "make in $dir failed: see $dir.make.log"
+  todo=$(grep -c 'TODO' "$dir.make.log")
+  [ "$todo" -gt 0 ] || fail "make in $dir named no program waiting for an exercise"
+  (cd "$dir" && $make --no-print-directory grade FORMAT=tsv > ../"$name".tsv 2>/dev/null) &&
+    fail "make grade passed in $dir, with the exercises not done"
+  lua5.4 -e '
+    local assigned, seen_fail, bad = {}, {}, {}
+    for e in arg[1]:gmatch("%S+") do assigned[e] = true end
+    for line in io.lines(arg[2]) do
+      local result, file, exercise, name = line:match("^(%a+)\t([^\t]*)\t([^\t]*)\t(.*)$")
+      if result == "fail" and not assigned[exercise] then bad[#bad + 1] = "failed, not an assigned exercise: " .. file .. ": " .. name end
+      if result == "pass" and assigned[exercise] then bad[#bad + 1] = "passed with its stub in place: " .. file .. ": " .. name end
+      if result == "fail" then seen_fail[exercise] = (seen_fail[exercise] or 0) + 1 end
+    end
+    for e in pairs(assigned) do
+      if not seen_fail[e] then bad[#bad + 1] = "Exercise " .. e .. ": no test failed" end
+    end
+    for _, b in ipairs(bad) do io.stderr:write("check-handout: ", b, "\n") end
+    local n = 0
+    for _, c in pairs(seen_fail) do n = n + c end
+    if #bad == 0 then print(("          make grade: %d failed tests, all of Exercises %s"):format(n, arg[1])) end
+    os.exit(#bad == 0 and 0 or 1)' /dev/null "$assigned" "$dir.tsv" || fail "$dir: the failing tests are not exactly the assigned exercises' (see $dir.tsv)"
+
+  for n in "$@"; do cp chapters/"$(printf '%02d' "$n")"-*.md "$dir/chapters/"; done
+  (cd "$dir" && $make --no-print-directory grade > ../"$name".grade 2>&1) ||
+    fail "with the book's chapters pasted back, make grade still fails in $dir: see $dir.grade"
+  echo "          chapters pasted back: $(tail -n 1 "$dir.grade")"
+}
+
+all=$(chapters_with_exercises | tr '\n' ' ')
+[ -n "$all" ] || fail "no chapter has a solution region"
+rm -rf build/check-handout && mkdir -p build/check-handout
+if [ $# -gt 0 ]; then
+  for n in "$@"; do check "chapter-$n" "$n"; done
+else
+  for n in $all; do check "chapter-$n" "$n"; done
+  # shellcheck disable=SC2086
+  check all $all
+fi
+echo "check-handout: every handout checked"
