@@ -11,7 +11,8 @@
 --      apart: chapter 05-mha.md's title becomes #05-mha, its section
 --      "The module in PyTorch" #05-mha-the-module-in-pytorch;
 --   2. rewrites every link to a chapter file, with or without a #section,
---      to the matching id on the page.
+--      to the matching id on the page; a link to book.md goes to the top of
+--      the page, or to the section it names (book.md's ids are pandoc's own).
 -- The chapters are the level-1 headings after book.md's title, in the order
 -- of the `chapters` metadata list (the order pandoc reads them in). The list
 -- may go on with the solutions (solutions/NN-name.md, an appendix): their ids
@@ -53,8 +54,13 @@ end
 
 -- A link's new target: a book file (with or without #section) becomes the
 -- matching id; a bare #section is a section of the file the link is in.
+local book_id             -- the id of book.md's title, the top of the page
+
 local function new_target(target, here)
   local path, fragment = target:match("^([^#]-%.md)(#?.*)$")
+  if path and path:match("^[%./]*book%.md$") then  -- book.md keeps pandoc's own ids
+    return fragment ~= "" and fragment or book_id and "#" .. book_id
+  end
   if not path then
     if target:sub(1, 1) == "#" and here then return "#" .. ids[here] .. "-" .. target:sub(2) end
     return nil
@@ -85,6 +91,7 @@ local function rewrite(doc)
   end
   for i, block in ipairs(doc.blocks) do
     if block.t == "Header" and block.level == 1 then
+      if chapter == 0 then book_id = block.identifier end
       chapter = chapter + 1
       here = chapter_files[chapter - 1]         -- chapter 1 is book.md's title
     end
