@@ -290,7 +290,9 @@ static void test_matmuls(void) {
 
 /* ---- softmax ---------------------------------------------------------------- */
 
-static void test_softmax(void) {
+/* Exercise 0.7 (the body of softmax_lastdim): the cases worked by hand, the
+ * overflow the maximum prevents, and the two ways a whole row can be hidden. */
+static void test_softmax_by_hand(void) {
     float x[4] = { 1, 2, 3, 3 };
     double e = exp(1.0), want[4] = { 1 / (1 + e), e / (1 + e), 0.5, 0.5 };
     softmax_lastdim(x, 2, 2);
@@ -323,7 +325,10 @@ static void test_softmax(void) {
     float one[1] = { 5 };
     softmax_lastdim(one, 1, 1);
     ok(one[0] == 1.0f, "the softmax of a single score is 1");
+}
 
+/* Exercise 0.7: many rows at once against the double-precision loop above. */
+static void test_softmax_reference(void) {
     enum { R = 7, C = 13 };
     float *r = random_floats(R * C, -10, 10, 60), *shifted = malloc(R * C * sizeof(float));
     double ref[R * C], ones[R], sums[R];
@@ -1102,7 +1107,9 @@ int main(void) {
     TEST_GROUP(test_linear());
     TEST_GROUP(test_matmuls());
     TEST_GROUP(test_heads());
-    TEST_GROUP(test_softmax());
+    /* Exercise 0.7 (the body of softmax_lastdim): the tests that say it is done */
+    EXERCISE("0.7", 7, test_softmax_by_hand());
+    EXERCISE("0.7", 3, test_softmax_reference());
     TEST_GROUP(test_masks());
     TEST_GROUP(test_dropout());
     TEST_GROUP(test_print());
