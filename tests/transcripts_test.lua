@@ -48,7 +48,10 @@ end
 -- Runs a command (build/bin replaced by $ABH_BIN, after $ABH_WRAP); returns its output
 -- lines (stdout and stderr), whether it exited 0, and its exit status.
 local function run(command)
-  local pipe = assert(io.popen(wrap .. " " .. bin .. command:sub(#"build/bin" + 1) .. " 2>&1"))
+  -- bash with pipefail, so that in `build/bin/x | tail -4` the status and
+  -- the error messages are x's, not only tail's
+  local script = "{ " .. wrap .. " " .. bin .. command:sub(#"build/bin" + 1) .. " ; } 2>&1"
+  local pipe = assert(io.popen("bash -o pipefail -c " .. "'" .. script:gsub("'", [['\'']]) .. "'"))
   local lines = {}
   for text in pipe:lines() do lines[#lines + 1] = text end
   local ok, _, status = pipe:close()
