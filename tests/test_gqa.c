@@ -393,8 +393,10 @@ int main(void) {
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
     (void)gqa_load; (void)gqa_print; (void)gqa_dump;      /* tested through the program */
 
-    TEST_GROUP(test_against_reference());
-    TEST_GROUP(test_grouping_is_repeat());
+    /* Exercise 6.7 (each group's query rows against its key head): the tests
+     * that say it is done */
+    EXERCISE("6.7", 21, test_against_reference());
+    EXERCISE("6.7", 1, test_grouping_is_repeat());
     TEST_GROUP(test_mask_shapes());
     TEST_GROUP(test_is_mqa(tmp));
     TEST_GROUP(test_is_mha(tmp));

@@ -495,9 +495,11 @@ int main(void) {
     char tmp[] = "/tmp/abh-mha-XXXXXX";
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
 
-    TEST_GROUP(test_against_reference());
-    TEST_GROUP(test_scale());
-    TEST_GROUP(test_heads_independent());
+    /* Exercise 5.6 (the heads: split, scores scaled by 1/sqrt(hd), weighted sum, merge):
+     * the tests that say it is done */
+    EXERCISE("5.6", 18, test_against_reference());
+    EXERCISE("5.6", 3, test_scale());
+    EXERCISE("5.6", 4, test_heads_independent());
     TEST_GROUP(test_mask_shapes());
     TEST_GROUP(test_causal());
     TEST_GROUP(test_dropout());

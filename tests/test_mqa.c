@@ -371,8 +371,10 @@ int main(void) {
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
     (void)mqa_load; (void)mqa_print; (void)mqa_dump;      /* tested through the program */
 
-    TEST_GROUP(test_against_reference());
-    TEST_GROUP(test_trick());
+    /* Exercise 6.7 (query heads stacked as rows on the shared key head): the
+     * tests that say it is done */
+    EXERCISE("6.7", 21, test_against_reference());
+    EXERCISE("6.7", 1, test_trick());
     TEST_GROUP(test_mask_shapes());
     TEST_GROUP(test_nan_rows());
     TEST_GROUP(test_kv_cache());

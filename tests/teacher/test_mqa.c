@@ -1,0 +1,129 @@
+/* Hidden tests for teachers: Exercise 6.7 in mqa (the H query heads stacked as
+ * rows against the one shared key head, and the weighted sum of its values).
+ *
+ * A student handout leaves this folder out, so a solution cannot be tuned to
+ * these cases; `make test` and `make grade` run it like tests/test_mqa.c. The
+ * cases are ones the public tests do not use: one position with heads of one
+ * number, an odd number of heads of an odd size, weights made larger so that the
+ * maps are far from uniform, a (B, 1, 1, T) padding mask with --causal, and an
+ * (H, T, T) mask that hides every key of one query in one head (NaN there, as
+ * -inf makes it). Each is checked against the double-precision reference below,
+ * written for this file: it scores every query head against the single key
+ * head, one head at a time, and leaves hidden keys out of the softmax. */
+#define TESTING
+#include "mqa.c"
+#include "tap.h"
+#include "run.h"
+
+/* y (N, out) = x (N, in) @ w^T + b, in double. */
+static void lin(double *y, const double *x, const Tensor *w, const Tensor *b, long N, int in, int out) {
+    for (long r = 0; r < N; r++)
+        for (int o = 0; o < out; o++) {
+            double acc = b->data[o];
+            for (int i = 0; i < in; i++) acc += x[r * in + i] * (double)w->data[(long)o * in + i];
+            y[r * out + o] = acc;
+        }
+}
+
+/* Is key s visible to query t of head h in sequence b? The mask (any shape that
+ * broadcasts to (B, H, T, T), or NULL) is read from the right. */
+static int visible(const Tensor *mask, int b, int h, int t, int s) {
+    if (!mask) return 1;
+    int coord[4] = { b, h, t, s };
+    long j = 0;
+    for (int d = 0; d < mask->ndim; d++) {
+        int n = mask->shape[d], c = coord[4 - mask->ndim + d];
+        j = j * n + (n == 1 ? 0 : c);
+    }
+    return mask->data[j] != 0.0f;
+}
+
+/* MultiQueryAttention in double: K and V are (B, T, hd), one head for all H
+ * query heads. A query that sees no key gets NaN weights, as softmax of -inf. */
+static void ref_mqa(double *out, double *att, const MQA *m, const Tensor *x, const Tensor *mask, int B, int T) {
+    int D = m->dim, H = m->heads, hd = D / H;
+    long BT = (long)B * T;
+    double *xd = malloc(sizeof(double) * BT * D), *q = malloc(sizeof(double) * BT * D);
+    double *k = malloc(sizeof(double) * BT * hd), *v = malloc(sizeof(double) * BT * hd);
+    double *cat = calloc(BT * D, sizeof(double));
+    for (long i = 0; i < BT * D; i++) xd[i] = x->data[i];
+    lin(q, xd, &m->q_w, &m->q_b, BT, D, D);
+    lin(k, xd, &m->k_w, &m->k_b, BT, D, hd);
+    lin(v, xd, &m->v_w, &m->v_b, BT, D, hd);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++) {
+                double *row = att + (((long)b * H + h) * T + t) * T, top = -INFINITY, sum = 0;
+                for (int s = 0; s < T; s++) {
+                    double dot = 0;
+                    for (int i = 0; i < hd; i++) dot += q[(b * T + t) * (long)D + h * hd + i] * k[(b * T + s) * (long)hd + i];
+                    row[s] = visible(mask, b, h, t, s) ? dot / sqrt((double)hd) : -INFINITY;
+                    if (row[s] > top) top = row[s];
+                }
+                for (int s = 0; s < T; s++) sum += row[s] = top == -INFINITY ? NAN : exp(row[s] - top);
+                for (int s = 0; s < T; s++) row[s] /= sum;
+                for (int i = 0; i < hd; i++)
+                    for (int s = 0; s < T; s++) cat[(b * T + t) * (long)D + h * hd + i] += row[s] * v[(b * T + s) * (long)hd + i];
+            }
+    lin(out, cat, &m->o_w, &m->o_b, BT, D, D);
+    free(xd); free(q); free(k); free(v); free(cat);
+}
+
+/* Two tests: the program's weights and output against the reference. W_Q and
+ * W_K's weights are multiplied by `sharpen` first. */
+static void check_case(const char *what, int B, int T, int D, int H, uint64_t seed, float sharpen, const Tensor *mask) {
+    Args a = { .batch = B, .seq = T, .dim = D, .heads = H, .seed = seed };
+    MQA m = {0};
+    Tensor x, none;
+    mqa_make(&m, &x, &none, &a);
+    for (long i = 0; i < m.q_w.size; i++) m.q_w.data[i] *= sharpen;
+    for (long i = 0; i < m.k_w.size; i++) m.k_w.data[i] *= sharpen;
+    Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
+    double *ratt = calloc(att.size, sizeof(double)), *rout = calloc(out.size, sizeof(double));
+    mqa_forward(out.data, att.data, &m, x.data, mask, B, T);
+    ref_mqa(rout, ratt, &m, &x, mask, B, T);
+    close_ok(att.data, ratt, att.size, 1e-6, 0, "%s: the weights (B, H, T, T) match a head-by-head double reference", what);
+    close_ok(out.data, rout, out.size, 1e-5, 0, "%s: the output matches the reference", what);
+    free(ratt); free(rout);
+    tensor_free(&att); tensor_free(&out); tensor_free(&x);
+    mqa_free(&m);
+}
+
+/* One position, five heads of one number: every weight is 1. */
+static void test_one_position(void) {
+    check_case("(B, T, D, H) = (1, 1, 5, 5), no mask", 1, 1, 5, 5, 4242, 1.0f, NULL);
+}
+
+/* Seven heads of three numbers on one key head, padding of different lengths
+ * with --causal on top, weights x3. */
+static void test_padding_causal(void) {
+    int B = 3, T = 6, real[3] = { 6, 2, 4 };
+    Tensor pad = tensor_new(4, (int[]){ B, 1, 1, T });
+    for (int b = 0; b < B; b++)
+        for (int s = 0; s < T; s++) pad.data[b * T + s] = s < real[b];
+    heads_mask_final(&pad, 1, T);                             /* (B, 1, T, T) */
+    check_case("(B, T, D, H) = (3, 6, 21, 7), (B, 1, 1, T) padding and --causal, W_Q and W_K x3", B, T, 21, 7, 99, 3.0f, &pad);
+    tensor_free(&pad);
+}
+
+/* An (H, T, T) mask: a pattern per head, and query 2 of head 3 sees no key, so
+ * its weights and every output of position 2 are NaN. Weights x4. */
+static void test_per_head_nan(void) {
+    int H = 4, T = 5;
+    Tensor per_head = tensor_new3(H, T, T);
+    for (int h = 0; h < H; h++)
+        for (int t = 0; t < T; t++)
+            for (int s = 0; s < T; s++) per_head.data[(h * T + t) * T + s] = (3 * s + t + h) % 4 != 3 && !(h == 3 && t == 2);
+    check_case("(B, T, D, H) = (2, 5, 12, 4), an (H, T, T) mask with one query of head 3 seeing nothing (NaN), W_Q and W_K x4",
+               2, T, 12, H, 31337, 4.0f, &per_head);
+    tensor_free(&per_head);
+}
+
+int main(void) {
+    (void)mqa_load; (void)mqa_print; (void)mqa_dump;      /* tested through the program */
+    EXERCISE("6.7", 2, test_one_position());
+    EXERCISE("6.7", 2, test_padding_causal());
+    EXERCISE("6.7", 2, test_per_head_nan());
+    done_testing();
+    return exit_status();
+}
