@@ -71,8 +71,10 @@ static int tap_group_fd = -1;       /* in a group's child: where each result goe
 static char tap_exercise[32];       /* "Exercise 1.6" inside EXERCISE, else "" */
 static char tap_stub[32];           /* the exercise whose stub stopped the last run, or "" */
 
-/* Count one test; in a group's child, tell the parent too ('p' or 'f'). */
+/* Count one test; in a group's child, tell the parent too ('p' or 'f'). The
+ * test's line is flushed first, so that a crash does not lose it. */
 TAP_FN void tap_counted(int failed) {
+    fflush(stdout);
     tap_count++;
     tap_failed += failed;
     if (tap_group_fd >= 0 && write(tap_group_fd, failed ? "f" : "p", 1) != 1) _exit(2);
@@ -487,6 +489,10 @@ TAP_FN int tap_group_start(const char *what, const char *exercise, int planned, 
                 skip(1, "%s: test %d of %d in %s needs %s, not implemented yet", own, i + 1, planned, what, stub);
             }
         }
+    } else if (status != 0 && exercise && ran < planned) {  /* a crash: the exercise's tests not run fail */
+        for (int i = ran; i < planned; i++)
+            tap_ok(0, file, line, "%s: test %d of %d in %s: the group ended early, exit status %d%s", own, i + 1, planned,
+                   what, status, status > 128 ? " (killed by a signal)" : "");
     } else if (status != 0) {
         tap_ok(0, file, line, "%s ended early: exit status %d%s", what, status, status > 128 ? " (killed by a signal)" : "");
     } else if (exercise && ran != planned) {

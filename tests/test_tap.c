@@ -56,6 +56,8 @@ static int demo(const char *which) {
         EXERCISE("9.1", 2, passes(1));
     } else if (!strcmp(which, "crash")) {
         TEST_GROUP(abort());
+    } else if (!strcmp(which, "exercise-crash")) {
+        EXERCISE("9.1", 2, (passes(1), abort()));
     } else if (!strcmp(which, "done")) {
         EXERCISE("9.1", 2, passes(2));
         TEST_GROUP(passes(1));
@@ -122,6 +124,10 @@ int main(int argc, char **argv) {
           NULL, "an exercise that runs fewer tests than it declares fails");
     check("crash", 1, "not ok 1 - abort() ended early: exit status 134 (killed by a signal)|1..1", NULL,
           "a group that crashes is a failure, not a skip");
+    check("exercise-crash", 1,
+          "ok 1 - Exercise 9.1: passes 1|not ok 2 - Exercise 9.1: test 2 of 2 in (passes(1), abort()): the group ended early, "
+          "exit status 134 (killed by a signal)|1..2",
+          NULL, "an exercise that crashes fails the tests it did not run, under its own name");
     check("done", 0, "ok 1 - Exercise 9.1: passes 1|ok 2 - Exercise 9.1: passes 2|ok 3 - passes 1|1..3", NULL,
           "without stubs, groups and exercises are plain tests, numbered on");
     done_testing();
