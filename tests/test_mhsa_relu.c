@@ -2,10 +2,11 @@
  * scale_study (the sqrt(d) figure).
  *
  * mhsa_relu: the forward pass against a double-precision reference (no scale,
- * the additive causal mask, the ReLU); the zeros the ReLU makes; the program's
- * files and refusals. scale_study: its table against a separate computation of
- * the same draws in double precision, the facts the chapter reads off it, and
- * its command line. */
+ * the additive causal mask, the ReLU), also with scores tens of thousands
+ * apart, where adding -10000 and filling part ways; the zeros the ReLU makes;
+ * the program's files and refusals. scale_study: its table against a separate
+ * computation of the same draws in double precision, the facts the chapter
+ * reads off it, and its command line. */
 #define TESTING
 #include "mhsa_relu.c"
 #include "scale_study.c"
@@ -118,7 +119,7 @@ static void test_huge_scores(void) {
     mhsa_relu_forward(out.data, att.data, &m, x.data, 1, B, T);
     reference(rout, pre, ratt, &m, x.data, 1, B, T);
 
-    /* sort the rows by their raw scores q . k, projected again in double */
+    /* tell the rows apart by their raw scores q . k, projected again in double */
     double *xd = malloc(sizeof(double) * x.size), *q = malloc(sizeof(double) * x.size), *k = malloc(sizeof(double) * x.size);
     for (long i = 0; i < x.size; i++) xd[i] = x.data[i];
     ref_linear(q, xd, &m.wq, &m.bq, (long)B * T, D);
