@@ -169,6 +169,16 @@ static void test_against_reference(void) {
     free_case(&c);
 }
 
+/* A padding mask hides source positions, which are keys: columns of each (T, S)
+ * map, never rows. With T == S a mask lined up with the queries instead still
+ * fits every shape, and only the values tell; so this case has a group of its
+ * own, which a mistake that stops the cases above cannot hide. */
+static void test_square_padding(void) {
+    Case c = make_case(3, 2, 5, 5, 8, 13);
+    check("T == S, (B, H, T, S, D) = (3, 2, 5, 5, 8), source padding of 4, 3 and 2 keys", &c, &c.mask);
+    free_case(&c);
+}
+
 /* ---- properties: the source is a set, the queries are independent ---------- */
 
 static void test_properties(void) {
@@ -451,7 +461,9 @@ int main(void) {
     char tmp[] = "/tmp/abh-cross-attention-XXXXXX";
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
 
-    TEST_GROUP(test_against_reference());
+    /* Exercise 7.6 (passes 3 and 4, the scores and the mask): the tests that say it is done */
+    EXERCISE("7.6", 33, test_against_reference());
+    EXERCISE("7.6", 4, test_square_padding());
     TEST_GROUP(test_properties());
     TEST_GROUP(test_program(tmp));
     TEST_GROUP(test_mask_shapes(tmp));

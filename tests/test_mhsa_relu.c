@@ -2,10 +2,11 @@
  * scale_study (the sqrt(d) figure).
  *
  * mhsa_relu: the forward pass against a double-precision reference (no scale,
- * the additive causal mask, the ReLU); the zeros the ReLU makes; the program's
- * files and refusals. scale_study: its table against a separate computation of
- * the same draws in double precision, the facts the chapter reads off it, and
- * its command line. */
+ * the additive causal mask, the ReLU), also with scores tens of thousands
+ * apart, where adding -10000 and filling part ways; the zeros the ReLU makes;
+ * the program's files and refusals. scale_study: its table against a separate
+ * computation of the same draws in double precision, the facts the chapter
+ * reads off it, and its command line. */
 #define TESTING
 #include "mhsa_relu.c"
 #include "scale_study.c"
@@ -94,6 +95,60 @@ static void test_against_reference(void) {
         tensor_free(&att); tensor_free(&out); tensor_free(&x);
         mhsa_relu_free(&m);
     }
+}
+
+/* The seed's mask adds -10000 to a hidden score; it does not replace it. For
+ * ordinary scores the difference never shows: exp(-10000) is 0 in any float, so
+ * filling with -inf, -1e20 or -10000 gives the same bits. It shows when scores
+ * are tens of thousands apart, which an unscaled module reaches when its
+ * queries grow: a hidden score more than about 10000 above its row's visible
+ * ones keeps its weight, and a row whose visible scores all lie far below
+ * -10000 must still give its hidden keys nothing. Queries multiplied by 1e5
+ * give rows of both kinds, counted here from the reference's own scores (the
+ * weights test fails if the case ever loses them). */
+static void test_huge_scores(void) {
+    int B = 2, T = 6, D = 8, H = 2, hd = D / H;
+    MhsaRelu m = {0};
+    Tensor x;
+    make_case(&m, &x, B, T, D, H, 71);
+    for (long i = 0; i < m.wq.size; i++) m.wq.data[i] *= 1e5f;
+    for (long i = 0; i < m.bq.size; i++) m.bq.data[i] *= 1e5f;
+    Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
+    double *ratt = malloc(sizeof(double) * att.size), *rout = malloc(sizeof(double) * out.size);
+    double *pre = malloc(sizeof(double) * out.size);
+    mhsa_relu_forward(out.data, att.data, &m, x.data, 1, B, T);
+    reference(rout, pre, ratt, &m, x.data, 1, B, T);
+
+    /* tell the rows apart by their raw scores q . k, projected again in double */
+    double *xd = malloc(sizeof(double) * x.size), *q = malloc(sizeof(double) * x.size), *k = malloc(sizeof(double) * x.size);
+    for (long i = 0; i < x.size; i++) xd[i] = x.data[i];
+    ref_linear(q, xd, &m.wq, &m.bq, (long)B * T, D);
+    ref_linear(k, xd, &m.wk, &m.bk, (long)B * T, D);
+    long comes_back = 0, far_below = 0;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T - 1; t++) {                  /* the last query hides nothing */
+                double seen = -INFINITY, hidden = -INFINITY;
+                for (int s = 0; s < T; s++) {
+                    double dot = 0;
+                    for (int i = 0; i < hd; i++)
+                        dot += q[((long)b * T + t) * D + h * hd + i] * k[((long)b * T + s) * D + h * hd + i];
+                    if (s <= t) seen = fmax(seen, dot);
+                    else hidden = fmax(hidden, dot);
+                }
+                comes_back += hidden - 10000 > seen + 100;     /* a hidden key wins, by far */
+                far_below += seen < -10100;                    /* -10000 put in its place would win */
+            }
+    double worst = 0;
+    for (long i = 0; i < att.size; i++) worst = fmax(worst, fabs(att.data[i] - ratt[i]));
+    ok(worst <= 1e-6 && comes_back > 0 && far_below > 0, "queries times 1e5, causal: the weights match the reference, "
+       "in the %ld rows where a hidden key is over 10000 above the visible ones and the %ld where every visible "
+       "score is below -10100 too", comes_back, far_below);
+    if (!(worst <= 1e-6)) diag("largest error in the weights: %g (atol 1e-6)", worst);
+    close_ok(out.data, rout, out.size, 1e-5, 0, "queries times 1e5, causal: the output matches the reference");
+    free(xd); free(q); free(k); free(ratt); free(rout); free(pre);
+    tensor_free(&att); tensor_free(&out); tensor_free(&x);
+    mhsa_relu_free(&m);
 }
 
 /* About half of the outputs are zero, and whole columns tend to be. */
@@ -254,7 +309,9 @@ int main(void) {
     char tmp[] = "/tmp/abh-mhsa-relu-XXXXXX";
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
 
-    TEST_GROUP(test_against_reference());
+    /* Exercise 8.6 (passes 3 to 5: no scale, the additive -10000, the softmax): the tests that say it is done */
+    EXERCISE("8.6", 18, test_against_reference());
+    EXERCISE("8.6", 2, test_huge_scores());
     TEST_GROUP(test_zeros());
     TEST_GROUP(test_scale_study(tmp));
     TEST_GROUP(test_program(tmp));

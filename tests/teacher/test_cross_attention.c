@@ -1,0 +1,157 @@
+/* Hidden tests for Exercise 7.6 (chapter 7, passes 3 and 4 of cross_attention:
+ * the (T, S) scores of every head and the mask over the source), for teachers.
+ *
+ * A student handout leaves this folder out; `make test` and `make grade` in
+ * the full book build and run it beside tests/test_cross_attention.c. Its
+ * cases are ones the public tests do not use: sizes of 1, odd sizes, one key,
+ * other seeds, and masks the public tests never give the forward pass (a (T, S)
+ * pattern, one key pattern per head, a source that is hidden entirely, a
+ * (B, 1, T, S) pattern with T == S). Each is checked against a reference
+ * written here, in double precision, which reads the mask element by element
+ * and leaves hidden keys out of the softmax instead of filling them. */
+#define TESTING
+#include "cross_attention.c"
+#include "tap.h"
+#include "run.h"
+
+/* 1 if key s is visible to query t of head h in sequence b: the mask element
+ * under score (b, h, t, s), the mask lined up with (B, H, T, S) from the right
+ * and a size-1 axis read at 0. No mask: everything is visible. */
+static int visible(const Tensor *mask, int b, int h, int t, int s) {
+    if (!mask) return 1;
+    int at[4] = { b, h, t, s };
+    long j = 0;
+    for (int d = 0; d < mask->ndim; d++) {
+        int size = mask->shape[d], coord = at[4 - mask->ndim + d];
+        j = j * size + (size == 1 ? 0 : coord);
+    }
+    return mask->data[j] != 0.0f;
+}
+
+/* y (n, D) = x (n, D) @ w^T + b, in double. */
+static void project(double *y, const float *x, const Tensor *w, const Tensor *b, long n, int D) {
+    for (long r = 0; r < n; r++)
+        for (int o = 0; o < D; o++) {
+            double sum = b->data[o];
+            for (int i = 0; i < D; i++) sum += (double)x[r * D + i] * w->data[(long)o * D + i];
+            y[r * D + o] = sum;
+        }
+}
+
+/* The module in eval mode: att (B, H, T, S), out (B, T, D). Head h is columns
+ * h*hd .. h*hd + hd - 1 of every projected row. A row whose keys are all hidden
+ * is uniform, 1/S each, which is what filling with -1e20 gives. */
+static void reference(double *att, double *out, const CrossAttention *m, const float *xq, const float *xk,
+                      const float *xv, const Tensor *mask, int B, int T, int S) {
+    int D = m->dim, H = m->heads, hd = D / H;
+    double *q = malloc(sizeof *q * B * T * D), *k = malloc(sizeof *k * B * S * D), *v = malloc(sizeof *v * B * S * D);
+    double *mixed = calloc((size_t)B * T * D, sizeof *mixed), *w = malloc(sizeof *w * S);
+    project(q, xq, &m->q_w, &m->q_b, (long)B * T, D);
+    project(k, xk, &m->k_w, &m->k_b, (long)B * S, D);
+    project(v, xv, &m->v_w, &m->v_b, (long)B * S, D);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++) {
+                double top = -INFINITY, sum = 0;
+                int seen = 0;
+                for (int s = 0; s < S; s++) {
+                    if (!visible(mask, b, h, t, s)) continue;
+                    double dot = 0;
+                    for (int i = 0; i < hd; i++)
+                        dot += q[((long)b * T + t) * D + h * hd + i] * k[((long)b * S + s) * D + h * hd + i];
+                    w[s] = dot / sqrt((double)hd);
+                    top = seen++ ? fmax(top, w[s]) : w[s];
+                }
+                for (int s = 0; s < S; s++) {
+                    w[s] = !seen ? 1.0 : visible(mask, b, h, t, s) ? exp(w[s] - top) : 0.0;
+                    sum += w[s];
+                }
+                for (int s = 0; s < S; s++) {
+                    att[(((long)b * H + h) * T + t) * S + s] = w[s] / sum;
+                    for (int i = 0; i < hd; i++)
+                        mixed[((long)b * T + t) * D + h * hd + i] += w[s] / sum * v[((long)b * S + s) * D + h * hd + i];
+                }
+            }
+    for (long r = 0; r < (long)B * T; r++)
+        for (int o = 0; o < D; o++) {
+            double y = m->o_b.data[o];
+            for (int i = 0; i < D; i++) y += mixed[r * D + i] * m->o_w.data[(long)o * D + i];
+            out[r * D + o] = y;
+        }
+    free(q); free(k); free(v); free(mixed); free(w);
+}
+
+/* Largest |got - want| over n numbers; NaN if any got is NaN. */
+static double worst(const float *got, const double *want, long n) {
+    double e = 0;
+    for (long i = 0; i < n; i++) {
+        double d = fabs(got[i] - want[i]);
+        if (isnan(d)) return NAN;
+        e = fmax(e, d);
+    }
+    return e;
+}
+
+/* A case drawn from `seed` by the program itself, run through the forward pass
+ * with `mask` (NULL for none; the drawn source padding when use_padding), and
+ * compared with the reference: one test, weights within 1e-6, output within 1e-5. */
+static void check(const char *what, int B, int H, int T, int S, int D, uint64_t seed, const Tensor *mask, int use_padding) {
+    CrossAttention m = {0};
+    Tensor q, k, v, pad;
+    Args a = { .batch = B, .seq = T, .kv_seq = S, .dim = D, .heads = H, .seed = seed };
+    cross_attention_make(&m, &q, &k, &v, &pad, &a);
+    if (use_padding) mask = &pad;
+    int shape[4] = { B, H, T, S };
+    Tensor att = tensor_new(4, shape), drop = tensor_new(4, shape), out = tensor_new3(B, T, D);
+    double *ratt = malloc(sizeof *ratt * att.size), *rout = malloc(sizeof *rout * out.size);
+    cross_attention_forward(out.data, att.data, drop.data, &m, q.data, k.data, v.data, mask, 0.0f, NULL, B, T, S);
+    reference(ratt, rout, &m, q.data, k.data, v.data, mask, B, T, S);
+    double ea = worst(att.data, ratt, att.size), eo = worst(out.data, rout, out.size);
+    ok(ea <= 1e-6 && eo <= 1e-5, "%s: (B, H, T, S, D) = (%d, %d, %d, %d, %d), weights and output match the reference",
+       what, B, H, T, S, D);
+    if (!(ea <= 1e-6 && eo <= 1e-5)) diag("largest error: %g in the weights (atol 1e-6), %g in the output (atol 1e-5)", ea, eo);
+    free(ratt); free(rout);
+    tensor_free(&att); tensor_free(&drop); tensor_free(&out);
+    tensor_free(&q); tensor_free(&k); tensor_free(&v); tensor_free(&pad);
+    cross_attention_free(&m);
+}
+
+static void test_hidden_cases(void) {
+    check("every size 1", 1, 1, 1, 1, 1, 101, NULL, 1);
+    check("odd sizes, source padding of 2, 1 and 1 keys", 3, 3, 7, 3, 9, 102, NULL, 1);
+    check("T == S, odd sizes, source padding of 2 and 1 keys", 2, 1, 3, 3, 5, 108, NULL, 1);
+    check("one key for five queries: every weight is 1", 2, 2, 5, 1, 6, 103, NULL, 0);
+
+    Tensor late = tensor_new2(4, 6);                  /* (T, S): query t sees keys t .. S-1 */
+    for (int t = 0; t < 4; t++)
+        for (int s = 0; s < 6; s++) late.data[t * 6 + s] = s >= t;
+    check("a (T, S) mask, query t seeing keys t and later", 2, 2, 4, 6, 8, 104, &late, 0);
+
+    Tensor per_head = tensor_new3(3, 1, 5);            /* (H, 1, S): head h hides keys h and 4 - h */
+    for (int h = 0; h < 3; h++)
+        for (int s = 0; s < 5; s++) per_head.data[h * 5 + s] = s != h && s != 4 - h;
+    check("an (H, 1, S) mask, different keys hidden in each head", 2, 3, 3, 5, 12, 105, &per_head, 0);
+
+    Tensor gone = tensor_new(4, (int[]){ 2, 1, 1, 3 }); /* sequence 1's source hidden entirely */
+    for (int s = 0; s < 3; s++) gone.data[s] = 1, gone.data[3 + s] = 0;
+    check("a source hidden entirely: its rows are uniform, 1/3 each", 2, 2, 2, 3, 4, 106, &gone, 0);
+
+    Tensor stripes = tensor_new(4, (int[]){ 1, 1, 9, 9 }); /* (1, 1, T, S), T == S: (2t + s) % 3 != 0 */
+    for (int t = 0; t < 9; t++)
+        for (int s = 0; s < 9; s++) stripes.data[t * 9 + s] = (2 * t + s) % 3 != 0;
+    check("a (1, 1, T, S) mask with T == S, not symmetric in rows and columns", 1, 4, 9, 9, 8, 107, &stripes, 0);
+
+    tensor_free(&late); tensor_free(&per_head); tensor_free(&gone); tensor_free(&stripes);
+}
+
+/* Tested through the public tests, not here. */
+static void unused_here(void) {
+    (void)cross_attention_load; (void)cross_attention_print; (void)cross_attention_dump;
+}
+
+int main(void) {
+    unused_here();
+    EXERCISE("7.6", 8, test_hidden_cases());
+    done_testing();
+    return exit_status();
+}

@@ -1,0 +1,130 @@
+/* Hidden tests for Exercise 8.6 (chapter 8, passes 3 to 5 of mhsa_relu: the
+ * unscaled scores, the additive -10000 above the diagonal, the softmax), for
+ * teachers.
+ *
+ * A student handout leaves this folder out; `make test` and `make grade` in
+ * the full book build and run it beside tests/test_mhsa_relu.c. Its cases are
+ * ones the public tests do not use: sizes of 1, one query, odd sizes, a single
+ * wide head, other seeds, and queries and keys both grown until scores lie
+ * tens of thousands apart, where adding -10000 and filling differ. Each is
+ * checked against a reference written here in double precision, from the
+ * seed's formula: softmax(q k^T + triu(ones(T, T), 1) * -10000), no scale. */
+#define TESTING
+#include "mhsa_relu.c"
+#include "tap.h"
+#include "run.h"
+
+/* y (n, D) = x (n, D) @ w^T + b, in double; x in float or in double. */
+static void project(double *y, const float *xf, const double *xd, const Tensor *w, const Tensor *b, long n, int D) {
+    for (long r = 0; r < n; r++)
+        for (int o = 0; o < D; o++) {
+            double sum = b->data[o];
+            for (int i = 0; i < D; i++) sum += (xf ? xf[r * D + i] : xd[r * D + i]) * (double)w->data[(long)o * D + i];
+            y[r * D + o] = sum;
+        }
+}
+
+/* The module: att (B, H, T, T) after the softmax, out (B, T, D) after the ReLU,
+ * and raw (B, H, T, T), the scores q . k before anything is added. Head h is
+ * columns h*hd .. h*hd + hd - 1 of the projections. */
+static void reference(double *att, double *out, double *raw, const MhsaRelu *m, const float *x, int causal, int B, int T) {
+    int D = m->dim, H = m->heads, hd = D / H;
+    long BT = (long)B * T;
+    double *q = malloc(sizeof *q * BT * D), *k = malloc(sizeof *k * BT * D), *v = malloc(sizeof *v * BT * D);
+    double *mixed = calloc((size_t)(BT * D), sizeof *mixed);
+    project(q, x, NULL, &m->wq, &m->bq, BT, D);
+    project(k, x, NULL, &m->wk, &m->bk, BT, D);
+    project(v, x, NULL, &m->wv, &m->bv, BT, D);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++) {
+                long row = (((long)b * H + h) * T + t) * T;
+                double top = -INFINITY, sum = 0;
+                for (int s = 0; s < T; s++) {
+                    double dot = 0;
+                    for (int i = 0; i < hd; i++) dot += q[((long)b * T + t) * D + h * hd + i] * k[((long)b * T + s) * D + h * hd + i];
+                    raw[row + s] = dot;
+                    att[row + s] = dot + (causal && s > t ? -10000.0 : 0.0);
+                    if (att[row + s] > top) top = att[row + s];
+                }
+                for (int s = 0; s < T; s++) sum += att[row + s] = exp(att[row + s] - top);
+                for (int s = 0; s < T; s++) {
+                    att[row + s] /= sum;
+                    for (int i = 0; i < hd; i++)
+                        mixed[((long)b * T + t) * D + h * hd + i] += att[row + s] * v[((long)b * T + s) * D + h * hd + i];
+                }
+            }
+    project(out, NULL, mixed, &m->wo, &m->bo, BT, D);
+    for (long i = 0; i < BT * D; i++) if (out[i] < 0) out[i] = 0;
+    free(q); free(k); free(v); free(mixed);
+}
+
+/* Largest |got - want| over n numbers; NaN if any got is NaN. */
+static double worst(const float *got, const double *want, long n) {
+    double e = 0;
+    for (long i = 0; i < n; i++) {
+        double d = fabs(got[i] - want[i]);
+        if (isnan(d)) return NAN;
+        e = fmax(e, d);
+    }
+    return e;
+}
+
+/* One test: a module drawn from seed by the program itself, its queries and
+ * keys multiplied by grow, run forward and compared with the reference, the
+ * weights within 1e-6 and the output within 1e-5. With want_far set, the case
+ * must also hold a row where a hidden key's score is over 10000 above every
+ * visible one, and one whose visible scores all lie below -10100. */
+static void check(const char *what, int B, int T, int D, int H, int causal, uint64_t seed, float grow, int want_far) {
+    MhsaRelu m = {0};
+    Tensor x;
+    Args a = { .batch = B, .seq = T, .dim = D, .heads = H, .seed = seed };
+    mhsa_relu_make(&m, &x, &a);
+    Tensor *grown[4] = { &m.wq, &m.bq, &m.wk, &m.bk };
+    for (int g = 0; g < 4; g++)
+        for (long i = 0; i < grown[g]->size; i++) grown[g]->data[i] *= grow;
+    Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
+    double *ratt = malloc(sizeof *ratt * att.size), *raw = malloc(sizeof *raw * att.size);
+    double *rout = malloc(sizeof *rout * out.size);
+    mhsa_relu_forward(out.data, att.data, &m, x.data, causal, B, T);
+    reference(ratt, rout, raw, &m, x.data, causal, B, T);
+    int above = 0, below = 0;
+    for (long r = 0; r < (long)B * H * T; r++) {
+        double seen = -INFINITY, hidden = -INFINITY;
+        int t = (int)(r % T);
+        for (int s = 0; s < T; s++)
+            if (s <= t) seen = fmax(seen, raw[r * T + s]);
+            else hidden = fmax(hidden, raw[r * T + s]);
+        above |= hidden - 10000 > seen + 100;
+        below |= t < T - 1 && seen < -10100;
+    }
+    double ea = worst(att.data, ratt, att.size), eo = worst(out.data, rout, out.size);
+    int pass = ea <= 1e-6 && eo <= 1e-5 && (!want_far || (above && below));
+    ok(pass, "%s: (B, T, D, H) = (%d, %d, %d, %d)%s, weights and output match the reference", what, B, T, D, H,
+       causal ? ", causal" : "");
+    if (!pass) diag("largest error: %g in the weights (atol 1e-6), %g in the output (atol 1e-5)%s", ea, eo,
+                    want_far && !(above && below) ? "; the case has lost the rows it is for" : "");
+    free(ratt); free(raw); free(rout);
+    tensor_free(&att); tensor_free(&out); tensor_free(&x);
+    mhsa_relu_free(&m);
+}
+
+static void test_hidden_cases(void) {
+    check("every size 1", 1, 1, 1, 1, 1, 81, 1, 0);
+    check("one query: nothing to hide", 2, 1, 6, 3, 1, 82, 1, 0);
+    check("odd sizes, hd = 3", 3, 5, 15, 5, 1, 83, 1, 0);
+    check("one head of 10, no mask", 1, 11, 10, 1, 0, 84, 1, 0);
+    check("one wide head of 96: large unscaled scores", 1, 7, 96, 1, 1, 85, 1, 0);
+    check("two queries, hd = 1", 3, 2, 4, 4, 1, 86, 1, 0);
+    check("queries and keys times 1000: hidden keys that come back, and rows far below -10000", 2, 5, 6, 3, 1, 87, 1000, 1);
+}
+
+/* Tested through the public tests, not here. */
+static void unused_here(void) { (void)mhsa_relu_load; (void)mhsa_relu_print; (void)mhsa_relu_dump; }
+
+int main(void) {
+    unused_here();
+    EXERCISE("8.6", 7, test_hidden_cases());
+    done_testing();
+    return exit_status();
+}
