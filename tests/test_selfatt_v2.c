@@ -189,8 +189,9 @@ int main(void) {
     char tmp[] = "/tmp/abh-selfatt-v2-XXXXXX";
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
 
-    TEST_GROUP(test_against_reference());
-    TEST_GROUP(test_reduces_to_v1());
+    /* Exercise 2.6 (pass 2, the split): the tests that say it is done */
+    EXERCISE("2.6", 10, test_against_reference());
+    EXERCISE("2.6", 7, test_reduces_to_v1());
     TEST_GROUP(test_counts());
     TEST_GROUP(test_program(tmp));
 

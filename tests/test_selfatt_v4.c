@@ -2,7 +2,8 @@
  *
  * What chapter 3's tests cover (mask shapes, fill values, dropout's statistics)
  * is not repeated: V4 runs the very same chunks for those passes. Tested here:
- * the forward pass against a double-precision reference; that V4 is V3 to the
+ * the forward pass against a double-precision reference, with a mask and
+ * without one (these and the checklist are Exercise 4.6); that V4 is V3 to the
  * bit when V3's fused weight is V4's three stacked (run with the real programs,
  * $ABH_BIN/selfatt_v4 and $ABH_BIN/selfatt_v3, in eval and training mode); that
  * each mistake of the chapter's checklist is caught by the check it names; and
@@ -131,6 +132,23 @@ static void test_against_reference(void) {
         tensor_free(&att); tensor_free(&drop); tensor_free(&out); tensor_free(&x); tensor_free(&mask);
         selfatt_v4_free(&m);
     }
+}
+
+/* no mask at all (mask NULL), in eval mode: every key visible */
+static void test_without_mask(void) {
+    int B = 2, T = 5, D = 6;
+    SelfAttV4 m = {0};
+    Tensor x, pad;
+    make_case(&m, &x, &pad, B, T, D, 0, 60);
+    Tensor att = tensor_new3(B, T, T), drop = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
+    double *ratt = calloc(att.size, sizeof *ratt), *rout = calloc(out.size, sizeof *rout);
+    selfatt_v4_forward(out.data, att.data, drop.data, &m, x.data, NULL, 0.0f, NULL, B, T);
+    reference(rout, ratt, &m, x.data, NULL, B, T, RIGHT);
+    close_ok(out.data, rout, out.size, 1e-5, 0, "with no mask (NULL), the output matches the reference, (B, T, D) = (%d, %d, %d)", B, T, D);
+    close_ok(att.data, ratt, att.size, 1e-6, 0, "with no mask (NULL), the weights match the reference: every key visible");
+    free(ratt); free(rout);
+    tensor_free(&att); tensor_free(&drop); tensor_free(&out); tensor_free(&x); tensor_free(&pad);
+    selfatt_v4_free(&m);
 }
 
 /* ---- the checklist: each mistake is caught by the check the chapter names ----- */
@@ -327,8 +345,10 @@ int main(void) {
     char tmp[] = "/tmp/abh-selfatt-v4-XXXXXX";
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
 
-    TEST_GROUP(test_against_reference());
-    TEST_GROUP(test_checklist());
+    /* Exercise 4.6 (the forward pass, written at the interview): the tests that say it is done */
+    EXERCISE("4.6", 8, test_against_reference());
+    EXERCISE("4.6", 2, test_without_mask());
+    EXERCISE("4.6", 7, test_checklist());
     TEST_GROUP(test_is_v3(tmp));
     TEST_GROUP(test_program(tmp));
 

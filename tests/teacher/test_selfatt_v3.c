@@ -1,0 +1,168 @@
+/* Hidden tests for Exercise 3.6 (chapter 3: the mask pass, hidden scores
+ * replaced by -1e20 before the softmax).
+ *
+ * For teachers: a student handout leaves this folder out. These cases use
+ * masks the public tests do not try: values other than 0 and 1, a (T, T)
+ * causal mask shared by the batch at other sizes, left padding as (B, 1, T), a
+ * whole sequence hidden by a (B, 1, 1) mask, one position whose only key is
+ * hidden, query rows hidden by a (T, 1) mask, and a hidden key scored so high
+ * that only a fill which *replaces* the score hides it. Each is compared with a double-precision reference written here
+ * that reads the mask by broadcasting coordinates and leaves hidden keys out of
+ * the softmax (a row with no visible key is uniform, as -1e20 makes it).
+ * `make test` and `make grade` run it. */
+#define TESTING
+#include "selfatt_v3.c"
+#include "tap.h"
+#include "run.h"
+
+/* Is key s visible to query t of sequence b under `mask` (any shape that
+ * broadcasts to (B, T, T))? Its axes are matched from the right; an axis of
+ * size 1 is read at 0. Nonzero means visible. */
+static int visible(const Tensor *mask, int b, int t, int s) {
+    int at[3] = { b, t, s };
+    long index = 0, stride = 1;
+    for (int d = mask->ndim - 1, a = 2; d >= 0; d--, a--) {
+        if (mask->shape[d] != 1) index += at[a] * stride;
+        stride *= mask->shape[d];
+    }
+    return mask->data[index] != 0.0f;
+}
+
+/* att (B, T, T) and out (B, T, D) of SelfAttV3 in eval mode, in double. */
+static void reference(double *out, double *att, const SelfAttV3 *m, const float *x, const Tensor *mask, int B, int T) {
+    int D = m->dim;
+    long BT = (long)B * T;
+    double *qkv = malloc(BT * 3 * D * sizeof *qkv), *mix = calloc(BT * D, sizeof *mix);
+    for (long r = 0; r < BT; r++)
+        for (int o = 0; o < 3 * D; o++) {
+            double sum = m->proj_b.data[o];
+            for (int i = 0; i < D; i++) sum += (double)x[r * D + i] * m->proj_w.data[(long)o * D + i];
+            qkv[r * 3 * D + o] = sum;                    /* q: o < D, k: o < 2D, v: the rest */
+        }
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            double *a = att + ((long)b * T + t) * T, top = -INFINITY, z = 0;
+            int seen = 0;
+            for (int s = 0; s < T; s++) {
+                double dot = 0;
+                for (int i = 0; i < D; i++) dot += qkv[((long)b * T + t) * 3 * D + i] * qkv[((long)b * T + s) * 3 * D + D + i];
+                a[s] = dot / sqrt((double)D);
+                if (visible(mask, b, t, s)) seen = 1, top = fmax(top, a[s]);
+            }
+            for (int s = 0; s < T; s++) z += a[s] = !seen ? 1.0 : visible(mask, b, t, s) ? exp(a[s] - top) : 0.0;
+            for (int s = 0; s < T; s++) {
+                a[s] /= z;
+                for (int i = 0; i < D; i++) mix[((long)b * T + t) * D + i] += a[s] * qkv[((long)b * T + s) * 3 * D + 2 * D + i];
+            }
+        }
+    for (long r = 0; r < BT; r++)
+        for (int o = 0; o < D; o++) {
+            double sum = m->out_b.data[o];
+            for (int i = 0; i < D; i++) sum += mix[r * D + i] * m->out_w.data[(long)o * D + i];
+            out[r * D + o] = sum;
+        }
+    free(qkv); free(mix);
+}
+
+/* One test: the module m on x (B, T, D) under `mask`, against the reference;
+ * every hidden key of a row that sees some key must get exactly 0. */
+static void check_case(const SelfAttV3 *m, const Tensor *x, const Tensor *mask, int B, int T, const char *what) {
+    int D = m->dim;
+    Tensor att = tensor_new3(B, T, T), drop = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
+    double *ratt = calloc(att.size, sizeof *ratt), *rout = calloc(out.size, sizeof *rout);
+    selfatt_v3_forward(out.data, att.data, drop.data, m, x->data, mask, 0.0f, NULL, B, T);
+    reference(rout, ratt, m, x->data, mask, B, T);
+    double ew = 0, eo = 0;
+    long leaked = 0;
+    for (long i = 0; i < att.size; i++) ew = isnan(att.data[i]) ? INFINITY : fmax(ew, fabs(att.data[i] - ratt[i]));
+    for (long i = 0; i < out.size; i++) eo = isnan(out.data[i]) ? INFINITY : fmax(eo, fabs(out.data[i] - rout[i]));
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            int any = 0;
+            for (int s = 0; s < T; s++) any |= visible(mask, b, t, s);
+            for (int s = 0; s < T && any; s++)
+                leaked += !visible(mask, b, t, s) && att.data[((long)b * T + t) * T + s] != 0.0f;
+        }
+    int good = ew <= 1e-6 && eo <= 1e-5 && leaked == 0;
+    ok(good, "%s: weights and output match a double-precision reference, hidden keys at exactly 0", what);
+    if (!good) diag("largest error: weights %.3g, output %.3g; %ld hidden keys got weight", ew, eo, leaked);
+    free(ratt); free(rout);
+    tensor_free(&att); tensor_free(&drop); tensor_free(&out);
+}
+
+/* The same for SelfAttV3 (B, T, D) drawn from `seed`. */
+static void check(int B, int T, int D, uint64_t seed, const Tensor *mask, const char *what) {
+    Args a = { .batch = B, .seq = T, .dim = D, .seed = seed };
+    SelfAttV3 m = {0};
+    Tensor x, pad;
+    selfatt_v3_make(&m, &x, &pad, &a);
+    check_case(&m, &x, mask, B, T, what);
+    tensor_free(&x); tensor_free(&pad);
+    selfatt_v3_free(&m);
+}
+
+static void test_other_masks(void) {
+    /* values other than 0 and 1: only 0 hides */
+    Tensor odd = tensor_new3(2, 5, 5);
+    static const float values[5] = { 2.0f, -1.0f, 0.0f, 0.5f, 0.0f };
+    for (long i = 0; i < odd.size; i++) odd.data[i] = values[(i * 7 + i / 5) % 5];
+    check(2, 5, 3, 811, &odd, "a (2, 5, 5) mask of 2, -1, 0.5 and 0: only the zeros hide");
+    tensor_free(&odd);
+
+    /* a (T, T) causal mask for the whole batch */
+    Tensor causal = tensor_new2(7, 7);
+    for (int t = 0; t < 7; t++)
+        for (int s = 0; s <= t; s++) causal.data[t * 7 + s] = 1;
+    check(3, 7, 5, 812, &causal, "a (7, 7) causal mask shared by three sequences");
+    tensor_free(&causal);
+
+    /* left padding, (B, 1, T): sequence b starts at position b */
+    Tensor left = tensor_new3(4, 1, 5);
+    for (int b = 0; b < 4; b++)
+        for (int s = b; s < 5; s++) left.data[b * 5 + s] = 1;
+    check(4, 5, 3, 813, &left, "left padding as a (4, 1, 5) mask");
+    tensor_free(&left);
+
+    /* (B, 1, 1): sequence 1 hidden whole, so each of its rows is uniform */
+    Tensor whole = tensor_new3(3, 1, 1);
+    whole.data[0] = 1, whole.data[2] = 1;
+    check(3, 4, 2, 814, &whole, "a (3, 1, 1) mask that hides every key of sequence 1");
+    tensor_free(&whole);
+
+    /* one position, its only key hidden: the weight is 1/1 */
+    Tensor none = tensor_new1(1);                       /* (1), zero */
+    check(1, 1, 2, 815, &none, "one position whose only key a (1) mask hides");
+    tensor_free(&none);
+
+    /* a hidden key scored 20000 above the visible ones: an additive -10000 would
+     * leave it the largest score, replacing it by -1e20 hides it. D = 1, every
+     * query is 1 and every key is its x, so the scores are x itself. */
+    SelfAttV3 big = { .dim = 1, .proj_w = tensor_new2(3, 1), .proj_b = tensor_new1(3),
+                      .out_w = tensor_new2(1, 1), .out_b = tensor_new1(1) };
+    static const float w[3] = { 0.0f, 1.0f, 0.5f }, bias[3] = { 1.0f, 0.0f, 0.25f };   /* q, k, v */
+    memcpy(big.proj_w.data, w, sizeof w);
+    memcpy(big.proj_b.data, bias, sizeof bias);
+    big.out_w.data[0] = 2.0f, big.out_b.data[0] = -0.5f;
+    Tensor x = tensor_new3(2, 4, 1), keys = tensor_new3(2, 1, 4);
+    static const float xs[8] = { 0.1f, 0.2f, 0.3f, 20000.0f, 20000.0f, -0.4f, 0.6f, 0.2f };
+    static const float seen[8] = { 1, 1, 1, 0, 0, 1, 1, 1 };
+    memcpy(x.data, xs, sizeof xs);
+    memcpy(keys.data, seen, sizeof seen);
+    check_case(&big, &x, &keys, 2, 4, "a hidden key whose score is 20000, under a (2, 1, 4) mask");
+    tensor_free(&x); tensor_free(&keys);
+    selfatt_v3_free(&big);
+
+    /* a (T, 1) mask hides whole query rows, at an odd size with D = 1 */
+    Tensor rows = tensor_new2(9, 1);
+    for (int t = 0; t < 9; t++) rows.data[t] = t % 3 != 1;
+    check(2, 9, 1, 817, &rows, "a (9, 1) mask that hides query rows 1, 4 and 7, D = 1");
+    tensor_free(&rows);
+}
+
+int main(void) {
+    (void)selfatt_v3_load; (void)selfatt_v3_print; (void)selfatt_v3_dump;   /* the program's, not tested here */
+    (void)mask_final; (void)mask_length;
+    EXERCISE("3.6", 7, test_other_masks());
+    done_testing();
+    return exit_status();
+}
