@@ -485,8 +485,10 @@ TAP_FN int tap_group_start(const char *what, const char *exercise, int planned, 
                 printf("not ok %d - %s: test %d of %d in %s\n", tap_count + 1, own, i + 1, planned, what);
                 tap_counted(1);
                 if (i == ran) diag("  not implemented yet: %s (its stub is still in the chapter, %s line %d)", own, file, line);
-            } else {
-                skip(1, "%s: test %d of %d in %s needs %s, not implemented yet", own, i + 1, planned, what, stub);
+            } else {                                   /* named, so that it counts for the exercise */
+                printf("ok %d - %s: test %d of %d in %s # SKIP needs %s, not implemented yet\n", tap_count + 1, own,
+                       i + 1, planned, what, stub);
+                tap_counted(0);
             }
         }
     } else if (status != 0 && exercise && ran < planned) {  /* a crash: the exercise's tests not run fail */

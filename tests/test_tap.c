@@ -112,7 +112,7 @@ int main(int argc, char **argv) {
           "an exercise stopped by its own stub: the tests not run fail, and there are still 3");
     check("other", 0,
           "ok 1 - Exercise 9.2: before the stub|"
-          "ok 2 # skip Exercise 9.2: test 2 of 2 in one_then_stub(\"Exercise 9.1\") needs Exercise 9.1, not implemented yet|1..2",
+          "ok 2 - Exercise 9.2: test 2 of 2 in one_then_stub(\"Exercise 9.1\") # SKIP needs Exercise 9.1, not implemented yet|1..2",
           NULL, "an exercise stopped by another exercise's stub is skipped: do that one first");
     check("program", 0,
           "ok 1 - the program ran # SKIP needs Exercise 9.1, not implemented yet|"
