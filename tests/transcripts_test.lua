@@ -9,7 +9,8 @@
 -- $ABH_BIN replaces build/bin, so `make test MODE=debug` checks the debug build;
 -- $ABH_WRAP, if set, goes before the program (make test-valgrind: valgrind).
 -- In a student handout, a session whose program stops at an exercise's stub
--- is skipped, naming the exercise.
+-- is skipped, naming the exercise. Error messages quoted elsewhere in the
+-- chapters and solutions must name a chapter line that still calls die().
 --
 --   lua5.4 tests/transcripts_test.lua [CHAPTER.md ...]     (TAP on stdout)
 
@@ -111,5 +112,47 @@ for _, chapter in ipairs(chapters) do
     end
   end
 end
+-- Error messages quoted outside console sessions (```text blocks, the
+-- solutions) name the chapter line of the die() that printed them: that line
+-- must still hold a die() call, or the quote is stale.
+-- (Not in a student handout: there the chapters move as the student writes.)
+local quoted = {}
+local handout = io.open("mk/handout.mk")
+if handout then
+  handout:close()
+  count = count + 1
+  print("ok " .. count .. " # skip a handout: quoted chapter lines move as its exercises are written")
+else
+  local ls = assert(io.popen("ls chapters/*.md solutions/*.md 2>/dev/null"))
+  for path in ls:lines() do quoted[#quoted + 1] = path end
+  ls:close()
+end
+for _, path in ipairs(quoted) do
+  local n = 0
+  for text in io.lines(path) do
+    n = n + 1
+    for file, line in text:gmatch("(chapters/%d%d%-[%w%-]+%.md):(%d+):") do
+      local source, at = io.open(file), 0
+      if source then
+        local held
+        for code in source:lines() do
+          at = at + 1
+          if at == tonumber(line) then held = code break end
+        end
+        source:close()
+        count = count + 1
+        local name = string.format("%s:%d: the quoted %s:%s is a line that calls die()", path, n, file, line)
+        if held and held:find("die%(") then
+          print("ok " .. count .. " - " .. name)
+        else
+          failed = failed + 1
+          print("not ok " .. count .. " - " .. name)
+          print("#   that line is now: " .. tostring(held))
+        end
+      end
+    end
+  end
+end
+
 print("1.." .. count)
 os.exit(failed == 0 and 0 or 1)
