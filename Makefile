@@ -50,6 +50,10 @@ TESTBIN := $(OUT)/tests
 .DEFAULT_GOAL := all
 PROGRAMS       :=
 EXTRA_PROGRAMS :=
+# BENCHES: programs that time the book's code (make bench), each printing its
+# figures as ratios against a baseline run in the same process. A mk file may
+# set CFLAGS_NAME and LDLIBS_NAME for one program (e.g. -O3 -march=native).
+BENCHES        :=
 FIGURES        :=
 include $(sort $(wildcard mk/*.mk))
 
@@ -60,7 +64,7 @@ TESTS    := tensor stress fuzz tap $(PROGRAMS)
 # includes NAME.c like tests/test_NAME.c does (or only tensor.h).
 TEACHER_BINS := $(patsubst $(TEACHER_TESTS)/test_%.c,$(TESTBIN)/teacher/%,$(wildcard $(TEACHER_TESTS)/test_*.c))
 TEST_BINS := $(TESTS:%=$(TESTBIN)/%) $(TEACHER_BINS)
-TANGLED  := $(SRC)/tensor.h $(SRC)/tensor.c $(PROGRAMS:%=$(SRC)/%.c) $(EXTRA_PROGRAMS:%=$(SRC)/%.c)
+TANGLED  := $(SRC)/tensor.h $(SRC)/tensor.c $(PROGRAMS:%=$(SRC)/%.c) $(EXTRA_PROGRAMS:%=$(SRC)/%.c) $(BENCHES:%=$(SRC)/%.c)
 Q        := $(if $(filter 1,$(V)),,@)
 say       = @printf '  %-7s %s\n' '$(1)' '$(2)'
 
@@ -91,7 +95,7 @@ FUZZ_OPTIONS_npy    := -close_fd_mask=2 -max_len=4096 -dict=tests/fuzz/npy.dict
 FUZZ_OPTIONS_mask   := -close_fd_mask=2 -max_len=512
 FUZZ_OPTIONS_tangle := -max_len=4096 -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/tangle.dict
 
-.PHONY: all help programs run figures test test-valgrind fuzz html clean tools handout grade check-handout
+.PHONY: all help programs run figures test test-valgrind fuzz html clean tools handout grade check-handout bench
 .DELETE_ON_ERROR:
 
 ## Build everything: tangle the chapters, compile, run every program, draw every figure.
@@ -103,7 +107,7 @@ help:
 	@echo "  Settings: MODE=release|debug  CC=...  V=1 (show commands)  FUZZ_SECONDS=60"
 
 ## Tangle the chapters and compile every program into build/bin.
-programs: $(PROGRAMS:%=$(BIN)/%) $(EXTRA_PROGRAMS:%=$(BIN)/%)
+programs: $(PROGRAMS:%=$(BIN)/%) $(EXTRA_PROGRAMS:%=$(BIN)/%) $(BENCHES:%=$(BIN)/%)
 
 ## Run every program on its chapter's example (output in build/run).
 run: $(PROGRAMS:%=$(OUT)/run/%.txt)
@@ -167,6 +171,12 @@ handout: tools
 check-handout: tools
 	$(Q)sh tools/check-handout.sh $(CHAPTERS)
 
+## Run the benchmarks (timings, not tests): each prints a table, kept in build/bench/NAME.txt.
+bench: $(BENCHES:%=$(BIN)/%)
+	$(Q)mkdir -p $(OUT)/bench
+	$(Q)for b in $(BENCHES); do printf '  %-7s %s\n' BENCH "$$b > $(OUT)/bench/$$b.txt"; \
+	    $(BIN)/$$b | tee $(OUT)/bench/$$b.txt || exit 1; done
+
 ## Render the whole book as one page, build/book.html (needs pandoc).
 html: build/book.html
 
@@ -208,7 +218,7 @@ $(OBJ)/tensor.o: $(SRC)/tensor.c $(SRC)/tensor.h
 $(BIN)/%: $(SRC)/%.c $(SRC)/tensor.h $(OBJ)/tensor.o
 	$(call say,LD,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -I$(SRC) $< $(OBJ)/tensor.o $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(CFLAGS_$*) -I$(SRC) $< $(OBJ)/tensor.o $(LDLIBS) $(LDLIBS_$*) -o $@
 
 $(BIN)/npy2dat: tools/npy2dat.c $(SRC)/tensor.h $(OBJ)/tensor.o
 	$(call say,LD,$@)
@@ -219,7 +229,7 @@ $(BIN)/npy2dat: tools/npy2dat.c $(SRC)/tensor.h $(OBJ)/tensor.o
 $(TESTBIN)/%: tests/test_%.c tests/tap.h tests/run.h $(SRC)/tensor.h $(OBJ)/tensor.o
 	$(call say,LD,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -I$(SRC) -Itests $< $(OBJ)/tensor.o $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(CFLAGS_$*) -I$(SRC) -Itests $< $(OBJ)/tensor.o $(LDLIBS) $(LDLIBS_$*) -o $@
 $(foreach p,$(PROGRAMS),$(eval $(TESTBIN)/$(p): $(SRC)/$(p).c))
 
 # A hidden test may include any program: it depends on every tangled file.
