@@ -190,8 +190,9 @@ tools:
 	@sh tools/ensure-tools.sh $(firstword $(CC)):gcc $(LUA):lua5.4 $(GNUPLOT):gnuplot-nox $(PROVE):perl
 
 # The one-page book: the chapters, then the worked solutions as an appendix.
+# (A handout shows the book's figures as they are: its programs may still stop at stubs.)
 BOOK_FILES := $(CHAPTER_FILES) $(sort $(wildcard solutions/*.md))
-build/book.html: book.md $(BOOK_FILES) $(FIGURES) tools/book-links.lua tools/check-html.sh
+build/book.html: book.md $(BOOK_FILES) $(if $(HANDOUT),,$(FIGURES)) tools/book-links.lua tools/check-html.sh
 	@sh tools/ensure-tools.sh $(PANDOC):pandoc
 	$(call say,PANDOC,$@)
 	$(Q)$(PANDOC) -f commonmark_x -t html5 -s --toc --mathml --highlight-style=tango --self-contained \
