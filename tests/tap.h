@@ -313,11 +313,10 @@ typedef struct TapChild {
     char err[8192];    /* what it printed on stderr (cut to fit) */
 } TapChild;
 
-/* Read both pipes until both are closed, without letting either fill up. */
-TAP_FN void tap_drain(int fd_out, int fd_err, TapChild *c) {
-    struct pollfd fds[2] = { { fd_out, POLLIN, 0 }, { fd_err, POLLIN, 0 } };
-    char *dst[2] = { c->out, c->err };
-    size_t used[2] = { 0, 0 }, room = sizeof c->out - 1;
+/* Read the pipes fd0 and fd1 until both are closed, without letting either fill
+ * up: each piece read goes to take(k, bytes, n, ctx), k the pipe's index. */
+TAP_FN void tap_read_both(int fd0, int fd1, void (*take)(int, const char *, size_t, void *), void *ctx) {
+    struct pollfd fds[2] = { { fd0, POLLIN, 0 }, { fd1, POLLIN, 0 } };
     for (int open = 2; open > 0;) {
         if (poll(fds, 2, -1) < 0) {
             if (errno == EINTR) continue;
@@ -329,12 +328,26 @@ TAP_FN void tap_drain(int fd_out, int fd_err, TapChild *c) {
             if (fds[k].fd < 0 || !fds[k].revents) continue;
             ssize_t r = read(fds[k].fd, buf, sizeof buf);
             if (r <= 0) { close(fds[k].fd); fds[k].fd = -1; open--; continue; }
-            size_t take = (size_t)r < room - used[k] ? (size_t)r : room - used[k];
-            memcpy(dst[k] + used[k], buf, take);
-            used[k] += take;
+            take(k, buf, (size_t)r, ctx);
         }
     }
-    c->out[used[0]] = c->err[used[1]] = '\0';
+}
+
+/* tap_drain's sink: stdout (k = 0) and stderr (k = 1) into the TapChild, cut to fit. */
+typedef struct TapCapture { TapChild *c; size_t used[2]; } TapCapture;
+TAP_FN void tap_capture(int k, const char *buf, size_t n, void *ctx) {
+    TapCapture *cap = ctx;
+    char *dst = k == 0 ? cap->c->out : cap->c->err;
+    size_t room = sizeof cap->c->out - 1 - cap->used[k], take = n < room ? n : room;
+    memcpy(dst + cap->used[k], buf, take);
+    cap->used[k] += take;
+}
+
+/* Read a child's stdout and stderr pipes to the end, into c. */
+TAP_FN void tap_drain(int fd_out, int fd_err, TapChild *c) {
+    TapCapture cap = { c, { 0, 0 } };
+    tap_read_both(fd_out, fd_err, tap_capture, &cap);
+    c->out[cap.used[0]] = c->err[cap.used[1]] = '\0';
 }
 
 /* fn(arg) in a forked child with its stdout and stderr captured. If fn returns,
@@ -408,6 +421,34 @@ TAP_FN void tap_keep_tail(char *tail, size_t cap, size_t *used, const char *buf,
     tail[*used] = '\0';
 }
 
+/* What a group's parent reads from its child: results on pipe 0 ('p', 'f', or
+ * "S" exercise "\n" when a run met a stub), stderr on pipe 1, relayed as it
+ * comes and its end kept to find a stub's message. */
+typedef struct TapGroupRead {
+    int ran, failed, noting;
+    size_t noted, used;
+    char child_stub[32], tail[4096];
+} TapGroupRead;
+
+TAP_FN void tap_group_take(int k, const char *buf, size_t n, void *ctx) {
+    TapGroupRead *g = ctx;
+    if (k == 1) {
+        if (fwrite(buf, 1, n, stderr) != n) exit(2);
+        tap_keep_tail(g->tail, sizeof g->tail, &g->used, buf, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (g->noting) {
+            if (buf[i] == '\n' || g->noted + 1 >= sizeof g->child_stub) g->noting = 0;
+            else g->child_stub[g->noted++] = buf[i], g->child_stub[g->noted] = '\0';
+        } else if (buf[i] == 'S') {
+            g->noting = 1, g->noted = 0;
+        } else {
+            g->ran++, g->failed += buf[i] == 'f';
+        }
+    }
+}
+
 /* Begin a group: fork. The child returns 1 and runs the group's tests, which
  * write their TAP lines to stdout as usual and one byte each to a pipe. The
  * parent relays the child's stderr, counts the bytes, and when the child has
@@ -429,40 +470,10 @@ TAP_FN int tap_group_start(const char *what, const char *exercise, int planned, 
         return 1;
     }
     close(pr[1]); close(pe[1]);
-    char tail[4096] = "";                              /* the end of the child's stderr */
-    size_t used = 0;
-    int ran = 0, failed = 0, noting = 0;
-    char child_stub[32] = "";                          /* a stub the child's runs met */
-    size_t noted = 0;
-    struct pollfd fds[2] = { { pr[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
-    for (int open = 2; open > 0;) {
-        if (poll(fds, 2, -1) < 0) {
-            if (errno == EINTR) continue;
-            perror("poll");
-            exit(2);
-        }
-        for (int k = 0; k < 2; k++) {
-            char buf[4096];
-            if (fds[k].fd < 0 || !fds[k].revents) continue;
-            ssize_t r = read(fds[k].fd, buf, sizeof buf);
-            if (r <= 0) { close(fds[k].fd); fds[k].fd = -1; open--; continue; }
-            if (k == 0) {                            /* 'p', 'f', or "S" name "\n" */
-                for (ssize_t i = 0; i < r; i++) {
-                    if (noting) {
-                        if (buf[i] == '\n' || noted + 1 >= sizeof child_stub) noting = 0;
-                        else child_stub[noted++] = buf[i], child_stub[noted] = '\0';
-                    } else if (buf[i] == 'S') {
-                        noting = 1, noted = 0;
-                    } else {
-                        ran++, failed += buf[i] == 'f';
-                    }
-                }
-                continue;
-            }
-            if (fwrite(buf, 1, (size_t)r, stderr) != (size_t)r) exit(2);
-            tap_keep_tail(tail, sizeof tail, &used, buf, (size_t)r);
-        }
-    }
+    TapGroupRead g = { .tail = "" };
+    tap_read_both(pr[0], pe[0], tap_group_take, &g);
+    int ran = g.ran, failed = g.failed;
+    char *tail = g.tail, *child_stub = g.child_stub;
     fflush(stderr);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
