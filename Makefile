@@ -164,7 +164,7 @@ handout: tools
 	$(Q)if command -v git >/dev/null; then \
 	    cd $(HANDOUT_DIR) && git init -q && git add -A && \
 	    git -c user.name="Attention by Hand" -c user.email=handout@attention-by-hand.invalid \
-	        commit -q -m "Attention by Hand: student handout ($$(sed -n 's/^EXERCISES := //p' mk/handout.mk))" && \
+	        commit -q -m "Attention by Hand: student handout (Exercises $$(sed -n 's/^EXERCISES := //p' mk/handout.mk))" && \
 	    printf '  %-7s %s\n' GIT "$(HANDOUT_DIR): a new repository, one commit, no history of the book"; fi
 
 ## Check handouts end to end (CHAPTERS="1 3": those; default each chapter alone, then all).

@@ -183,16 +183,20 @@ EXERCISES := %s
 ]]):format(table.concat(chapters, " "), table.concat(exercises, " "))
 end
 
+-- "a", "a and b", "a, b and c".
+local function and_list(items)
+  if #items <= 1 then return items[1] or "" end
+  return table.concat(items, ", ", 1, #items - 1) .. " and " .. items[#items]
+end
+
 local function student_readme(chapters, exercises)
-  local list = {}
-  for _, exercise in ipairs(exercises) do list[#list + 1] = "Exercise " .. exercise end
   return ([[
 # Attention by Hand: student handout
 
 This is the book *Attention by Hand* with the code of some exercises cut out.
 Start reading at **[book.md](book.md)**.
 
-Assigned: chapter%s %s, that is %s.
+Assigned: chapter%s %s, that is Exercise%s %s.
 
 ## What to do
 
@@ -231,7 +235,7 @@ draw; `make figures` redraws them from your code.
 
 A compiler error names the chapter's Markdown line, so you can fix it where you
 wrote it. Do not edit `build/`: it is made again from the chapters.
-]]):format(#chapters > 1 and "s" or "", table.concat(chapters, ", "), table.concat(list, ", "))
+]]):format(#chapters > 1 and "s" or "", and_list(chapters), #exercises > 1 and "s" or "", and_list(exercises))
 end
 
 ------------------------------------------------------------------------------
