@@ -111,6 +111,8 @@ check() {
   echo "          chapters pasted back: $(tail -n 1 "$dir.grade")"
 }
 
+# Chapter numbers as given, without leading zeros ("09" is 9, not an octal number for printf).
+set -- $(for n in "$@"; do echo "$n" | sed 's/^0*\([0-9]\)/\1/'; done)
 all=$(chapters_with_exercises | tr '\n' ' ')
 [ -n "$all" ] || fail "no chapter has a solution region"
 rm -rf build/check-handout && mkdir -p build/check-handout
