@@ -1,0 +1,145 @@
+/* Hidden tests for teachers: Exercise 10.6 in mha_fast (step 4 of flash_block:
+ * the running maximum, the rescale alpha and the running sum).
+ *
+ * A student handout leaves this folder out, so a solution cannot be tuned to
+ * these cases; `make test` and `make grade` run it like tests/test_mha_fast.c.
+ * The cases are ones the public tests do not use: heads of 8 on 129 keys, whose
+ * last block holds one key; scores that drop by hundreds between blocks (the
+ * new weights must be exactly 0, not NaN); scores all equal to -150 over five
+ * blocks (a maximum that starts from 0 makes every weight 0, and 0 / 0);
+ * and both flash rungs on (2, 97, 40, 5) with q and k weights made 4 times
+ * larger, a (B, H, 1, T) mask and --causal, so that some queries see only key 0.
+ * Each is checked against a double-precision reference written for this file. */
+#define TESTING
+#include "mha_fast.c"
+#include "tap.h"
+#include "run.h"
+
+/* ---- one head through the core ------------------------------------------ */
+
+/* Scores q_t . k_s = score(t, s) exactly (q_t = (1, 0, ...), k_s = (score, ...)
+ * with score independent of t, or q_t = (1, t) for the two-column patterns); the
+ * reference weighs the values by base^(score - max) over the keys, in double. */
+typedef double (*Score)(int t, int s);
+
+static double drop(int t, int s) { return s < 64 ? 40.0 + 0.01 * (s % 5) : -300.0 + 0.02 * ((s + t) % 7); }
+static double flat(int t, int s) { (void)t; (void)s; return -150.0; }
+
+static void core_case(const char *what, Score score, int T, int poly) {
+    int hd = 8, hdp = 32, Tp = (T + BC - 1) / BC * BC;
+    float *q = calloc((size_t)Tp * hdp, sizeof *q), *k = calloc((size_t)Tp * hdp, sizeof *k);
+    float *v = calloc((size_t)Tp * hdp, sizeof *v), *got = calloc((size_t)T * hd, sizeof *got);
+    double *want = calloc((size_t)T * hd, sizeof *want), *w = calloc(T, sizeof *w);
+    for (int t = 0; t < T; t++) q[t * hdp] = 1.0f, q[t * hdp + 1] = (float)(t % 7);
+    for (int s = 0; s < T; s++) {
+        k[s * hdp] = (float)score(0, s);                     /* score(t, s) - score(0, s) = (t % 7) * k[s][1] */
+        k[s * hdp + 1] = (float)((score(7, s) - score(0, s)) / 7.0);
+        for (int d = 0; d < hd; d++) v[s * hdp + d] = (float)((s * 13 + d * 5) % 17) / 17.0f - 0.4f;
+    }
+    Fast f = { .D = hd, .H = 1, .hd = hd, .hdp = hdp };
+    Visibility vis = visibility(NULL, 0);
+    FlashWork work = flash_work_new(hdp);
+    for (int t0 = 0; t0 < T; t0 += BR) {
+        if (poly) flash_block_exp2(got, q, k, v, &vis, 0, 0, t0, T, &f, &work);
+        else flash_block_expf(got, q, k, v, &vis, 0, 0, t0, T, &f, &work);
+    }
+    flash_work_free(&work, hdp);
+    for (int t = 0; t < T; t++) {
+        double best = -INFINITY, total = 0.0;
+        for (int s = 0; s < T; s++) {
+            w[s] = (double)q[t * hdp] * k[s * hdp] + (double)q[t * hdp + 1] * k[s * hdp + 1];
+            best = fmax(best, w[s]);
+        }
+        for (int s = 0; s < T; s++) total += w[s] = poly ? exp2(w[s] - best) : exp(w[s] - best);
+        for (int d = 0; d < hd; d++) {
+            double sum = 0.0;
+            for (int s = 0; s < T; s++) sum += w[s] / total * v[s * hdp + d];
+            want[t * hd + d] = sum;
+        }
+    }
+    close_ok(got, want, (long)T * hd, 1e-5, 0, "%s, %s: the core matches the softmax-weighted sum in double",
+             poly ? "2^x" : "e^x", what);
+    free(q); free(k); free(v); free(got); free(want); free(w);
+}
+
+static void test_drop(void) {
+    for (int poly = 0; poly <= 1; poly++)
+        core_case("129 keys, the last block one key, scores dropping by 340 after the first block", drop, 129, poly);
+}
+
+static void test_flat(void) {
+    for (int poly = 0; poly <= 1; poly++) core_case("300 keys of equal scores, all -150: the plain average", flat, 300, poly);
+}
+
+/* ---- both flash rungs on a whole module ---------------------------------- */
+
+static void test_module(void) {
+    int B = 2, T = 97, D = 40, H = 5, hd = D / H;
+    Args a = { .batch = B, .seq = T, .dim = D, .heads = H, .seed = 2024 };
+    MHA m = {0};
+    Tensor x, random;
+    mha_make(&m, &x, &random, &a);
+    tensor_free(&random);
+    for (long i = 0; i < m.query_w.size; i++) m.query_w.data[i] *= 4.0f, m.key_w.data[i] *= 4.0f;
+    Tensor mask = tensor_new(4, (int[]){ B, H, 1, T });        /* per sequence and head, the same for every query */
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int s = 0; s < T; s++) mask.data[(b * H + h) * T + s] = s == 0 || (s * 3 + b + h) % 4 != 0;
+    /* the reference: heads one at a time, in double, hidden keys left out */
+    long BT = (long)B * T, n = BT * D;
+    double *q = calloc(n, sizeof *q), *k = calloc(n, sizeof *k), *v = calloc(n, sizeof *v);
+    double *mixed = calloc(n, sizeof *mixed), *want = calloc(n, sizeof *want), *wt = calloc(T, sizeof *wt);
+    const Tensor *wts[4] = { &m.query_w, &m.key_w, &m.value_w, &m.out_w }, *bs[4] = { &m.query_b, &m.key_b, &m.value_b, &m.out_b };
+    double *outs[3] = { q, k, v };
+    for (int p = 0; p < 3; p++)
+        for (long r = 0; r < BT; r++)
+            for (int o = 0; o < D; o++) {
+                double sum = bs[p]->data[o];
+                for (int i = 0; i < D; i++) sum += (double)x.data[r * D + i] * wts[p]->data[o * D + i];
+                outs[p][r * D + o] = sum;
+            }
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++) {
+                double best = -INFINITY, total = 0.0;
+                for (int s = 0; s < T; s++) {
+                    double dot = 0.0;
+                    for (int i = 0; i < hd; i++) dot += q[((long)b * T + t) * D + h * hd + i] * k[((long)b * T + s) * D + h * hd + i];
+                    wt[s] = s <= t && mask.data[(b * H + h) * T + s] != 0.0f ? dot / sqrt((double)hd) : -INFINITY;
+                    best = fmax(best, wt[s]);
+                }
+                for (int s = 0; s < T; s++) total += wt[s] = exp(wt[s] - best);
+                for (int i = 0; i < hd; i++)
+                    for (int s = 0; s < T; s++)
+                        mixed[((long)b * T + t) * D + h * hd + i] += wt[s] / total * v[((long)b * T + s) * D + h * hd + i];
+            }
+    for (long r = 0; r < BT; r++)
+        for (int o = 0; o < D; o++) {
+            double sum = m.out_b.data[o];
+            for (int i = 0; i < D; i++) sum += mixed[r * D + i] * wts[3]->data[o * D + i];
+            want[r * D + o] = sum;
+        }
+    float *got = calloc(n, sizeof *got);
+    Visibility vis = visibility(&mask, 1);
+    for (int r = 4; r <= FASTEST; r++) {
+        Fast f;
+        fast_prepare(&f, &m, rung_fold(r, hd));
+        rungs[r].forward(got, &f, x.data, &vis, B, T, 2);
+        close_ok(got, want, n, 1e-4, 0, "(2, 97, 40, 5), q and k x4, a (B, H, 1, T) mask and --causal: rung %d (%s) "
+                 "matches a double-precision reference", r, rungs[r].name);
+        fast_free_prepared(&f);
+    }
+    fast_threads_done();
+    free(q); free(k); free(v); free(mixed); free(want); free(wt); free(got);
+    tensor_free(&x); tensor_free(&mask);
+    mha_free(&m);
+}
+
+int main(void) {
+    (void)mha_load; (void)mha_dump; (void)fast_print; (void)fast_weights;   /* tested through the program */
+    EXERCISE("10.6", 2, test_drop());
+    EXERCISE("10.6", 2, test_flat());
+    EXERCISE("10.6", 2, test_module());
+    done_testing();
+    return exit_status();
+}
