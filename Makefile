@@ -14,6 +14,7 @@ FUZZ_SECONDS ?= 60#   make fuzz: how long each fuzzer runs
 V       ?= 0#         V=1 shows the commands
 CHAPTERS ?=#          make handout: the chapters whose exercises are cut out ("1 3"; empty: all)
 HANDOUT_DIR ?= build/handout#  make handout: where the student tree goes
+HANDOUT_KEEP_BUILD ?=#  make handout: 1 keeps the build/ of its compile check (stubs only)
 FORMAT  ?= text#      make grade: text, or json for an autograder
 TEACHER_TESTS ?= tests/teacher#  hidden tests (test_NAME.c) that make test and make grade add
 # ---- end of user settings -------------------------------------------------
@@ -160,7 +161,7 @@ handout: tools
 	$(call say,CHECK,the stubs compile with -Werror: make -C $(HANDOUT_DIR) programs)
 	$(Q)$(MAKE) --no-print-directory -C $(HANDOUT_DIR) MODE=release programs $(TESTS:%=$(TESTBIN)/%) > $(HANDOUT_DIR).log 2>&1 || \
 	    { cat $(HANDOUT_DIR).log >&2; echo "make handout: the handout does not compile (log: $(HANDOUT_DIR).log)" >&2; exit 1; }
-	$(Q)rm -rf $(HANDOUT_DIR)/build
+	$(Q)$(if $(HANDOUT_KEEP_BUILD),,rm -rf $(HANDOUT_DIR)/build)
 	$(Q)if command -v git >/dev/null; then \
 	    cd $(HANDOUT_DIR) && git init -q && git add -A && \
 	    git -c user.name="Attention by Hand" -c user.email=handout@attention-by-hand.invalid \
