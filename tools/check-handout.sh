@@ -55,7 +55,7 @@ solution_lines() {
 exercises_of() {
   for n in "$@"; do
     grep -ho '^ *// BEGIN SOLUTION Exercise [0-9.]*' "$(ls chapters/$(printf '%02d' "$n")-*.md)" | sed 's/.*Exercise //'
-  done | sort -u | tr '\n' ' ' | sed 's/ $//'
+  done | sort -u -t. -k1,1n -k2,2n | tr '\n' ' ' | sed 's/ $//'
 }
 
 check() {
