@@ -17,6 +17,9 @@
  *                                  nothing on stdout and exactly one line on
  *                                  stderr, containing part
  *   same_file(p1, p2), file_exists(path), remove_tree(dir)
+ *   same_results(d1, d2)           DIR1 and DIR2 hold the same out.npy and the same
+ *                                  attn.npy, byte for byte (a diag names a file that
+ *                                  differs)
  *   run(name, args)                run $ABH_BIN/NAME; what it printed is left in
  *                                  run_out and run_err
  *   load_npy(dir, name), save_npy(dir, name, t), copy_npy(from_dir, from, to_dir, to)
@@ -122,6 +125,18 @@ RUN_FN int same_file(const char *p1, const char *p2) {
     }
     if (f1) fclose(f1);
     if (f2) fclose(f2);
+    return same;
+}
+
+/* out.npy and attn.npy of two dumps hold the same bytes. */
+RUN_FN int same_results(const char *d1, const char *d2) {
+    char p1[1100], p2[1100];
+    int same = 1;
+    for (int f = 0; f < 2; f++) {
+        snprintf(p1, sizeof p1, "%s/%s.npy", d1, f ? "attn" : "out");
+        snprintf(p2, sizeof p2, "%s/%s.npy", d2, f ? "attn" : "out");
+        if (!same_file(p1, p2)) { same = 0; diag("%s and %s differ", p1, p2); }
+    }
     return same;
 }
 

@@ -243,17 +243,6 @@ static void test_properties(void) {
 
 static void path_of(char *buf, size_t n, const char *dir, const char *name) { snprintf(buf, n, "%s/%s.npy", dir, name); }
 
-static int same_results(const char *d1, const char *d2) {
-    char p1[1100], p2[1100];
-    int same = 1;
-    for (int f = 0; f < 2; f++) {
-        path_of(p1, sizeof p1, d1, f ? "attn" : "out");
-        path_of(p2, sizeof p2, d2, f ? "attn" : "out");
-        same &= same_file(p1, p2);
-    }
-    return same;
-}
-
 static const char *const params[8] = { "q_proj.weight", "q_proj.bias", "k_proj.weight", "k_proj.bias",
                                         "v_proj.weight", "v_proj.bias", "o_proj.weight", "o_proj.bias" };
 

@@ -412,18 +412,6 @@ static void maps_of(char *dst, size_t n, const char *out) {
     snprintf(dst, n, "%.*s", to ? (int)(to - from + 5) : 0, from ? from : "");
 }
 
-/* out.npy and attn.npy of two dumps hold the same bytes. */
-static int same_results(const char *d1, const char *d2) {
-    char p1[1400], p2[1400];
-    int same = 1;
-    for (const char *f = "out\0attn\0"; *f; f += strlen(f) + 1) {
-        snprintf(p1, sizeof p1, "%s/%s.npy", d1, f);
-        snprintf(p2, sizeof p2, "%s/%s.npy", d2, f);
-        if (!same_file(p1, p2)) { same = 0; diag("%s and %s differ", p1, p2); }
-    }
-    return same;
-}
-
 static void test_program(const char *tmp) {
     static char gqa_maps[16384], decode_maps[16384];
     int status = run("gqa", ARGS("--causal"));

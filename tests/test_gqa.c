@@ -249,18 +249,6 @@ static int copy_bytes(const char *d1, const char *n1, const char *d2, const char
     return 1;
 }
 
-/* out.npy and attn.npy of two dumps hold the same bytes. */
-static int same_results(const char *d1, const char *d2) {
-    char p1[1400], p2[1400];
-    int same = 1;
-    for (const char *f = "out\0attn\0"; *f; f += strlen(f) + 1) {
-        snprintf(p1, sizeof p1, "%s/%s.npy", d1, f);
-        snprintf(p2, sizeof p2, "%s/%s.npy", d2, f);
-        if (!same_file(p1, p2)) { same = 0; diag("%s and %s differ", p1, p2); }
-    }
-    return same;
-}
-
 static const char *const cases[][12] = {       /* gqa flags, without --kv-heads */
     { "--heads", "4", NULL },
     { "--batch", "2", "--seq", "5", "--dim", "12", "--heads", "6", "--causal", NULL },
