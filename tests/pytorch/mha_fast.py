@@ -10,48 +10,18 @@ Run as a script, it times that module instead, the way chapter 10 compares with 
 runs in milliseconds and the BLAS PyTorch uses. Set the threads of both OpenMP and
 the BLAS to the same number, and see the chapter for the BLAS.
 """
-import math
 import os
 import sys
 
 import torch
-import torch.nn as nn
 
 PROGRAM = "mha_fast"
 
 
-class MultiHeadAttention(nn.Module):
-    def __init__(self, hidden_dim, nums_head, causal=False):
-        super().__init__()
-        self.nums_head, self.head_dim = nums_head, hidden_dim // nums_head
-        self.causal = causal                  # what the program's --causal adds
-        self.q_proj = nn.Linear(hidden_dim, hidden_dim)
-        self.k_proj = nn.Linear(hidden_dim, hidden_dim)
-        self.v_proj = nn.Linear(hidden_dim, hidden_dim)
-        self.att_dropout = nn.Dropout(0.1)
-        self.o_proj = nn.Linear(hidden_dim, hidden_dim)
-
-    def forward(self, X, attention_mask=None):
-        B, T, D = X.shape
-        H, hd = self.nums_head, self.head_dim
-        q = self.q_proj(X).view(B, T, H, hd).transpose(1, 2)
-        k = self.k_proj(X).view(B, T, H, hd).transpose(1, 2)
-        v = self.v_proj(X).view(B, T, H, hd).transpose(1, 2)
-        scores = q @ k.transpose(-1, -2) / math.sqrt(hd)                 # (B, H, T, T)
-        if self.causal:
-            below = torch.tril(torch.ones(T, T, dtype=torch.bool))
-            attention_mask = below if attention_mask is None else (attention_mask != 0) & below
-        if attention_mask is not None:
-            scores = scores.masked_fill(attention_mask == 0, float("-1e20"))
-        weights = torch.softmax(scores, dim=-1)
-        mixed = (self.att_dropout(weights) @ v).transpose(1, 2).contiguous().view(B, T, D)
-        return self.o_proj(mixed), weights
-
-
-def padding(B, T):
-    """(B, T): sequence b has max(1, T - 1 - b) real positions."""
-    lengths = torch.tensor([max(1, T - 1 - b) for b in range(B)])
-    return (torch.arange(T)[None, :] < lengths[:, None]).long()
+# Seed 004's module and the padding masks, exactly as mha.py writes them: the module
+# mha_fast must agree with is chapter 5's, and the chapter times that same module.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mha import MultiHeadAttention, padding  # noqa: E402
 
 
 def cases():
