@@ -26,8 +26,9 @@ endif
 # The chapters, in book order. Each chapter's programs and figures are
 # declared in mk/NN-name.mk, included below.
 CHAPTER_FILES := $(sort $(wildcard chapters/*.md))
-# Tests that are scripts: the tangler, the chapters' shell sessions, PyTorch.
-SCRIPT_TESTS := tests/tangle_test.lua tests/handout_test.lua tests/transcripts_test.lua tests/pytorch_check.sh
+# Tests that are scripts: the tangler, handouts, the chapters' shell sessions,
+# every program's --help and flags, PyTorch.
+SCRIPT_TESTS := tests/tangle_test.lua tests/handout_test.lua tests/transcripts_test.lua tests/cli_test.lua tests/pytorch_check.sh
 
 ifeq ($(MODE),release)
   OUT := build

@@ -310,7 +310,7 @@ static void test_is_mha(const char *tmp) {
     for (int t = 0; t < 4; t++) rows.data[t] = t != 2;                    /* query 2 sees nothing */
     save_npy(g, "attention_mask", &rows);
     tensor_free(&rows);
-    int status = run("gqa", ARGS("--load", g, "--heads", "4", "--dump", g, "--quiet"));
+    int status = run("gqa", ARGS("--load", g, "--heads", "4", "--kv-heads", "4", "--dump", g, "--quiet"));
     status |= run("mha", ARGS("--load", g, "--heads", "4", "--dump", h, "--quiet"));
     Tensor ga = load_npy(g, "attn"), ha = load_npy(h, "attn");
     int differs_right = status == 0 && ga.size == ha.size;
@@ -338,8 +338,8 @@ static void test_program(const char *tmp) {
        "--dump writes k_proj.weight (G*hd, D) = (6, 12), attn (B, H, T, T) and the (T, T) mask");
     tensor_free(&k); tensor_free(&a); tensor_free(&mask);
 
-    status = run("gqa", ARGS("--load", d1, "--heads", "6", "--dump", d2, "--quiet"));
-    ok(status == 0 && same_results(d1, d2), "--load without --kv-heads reads G = 3 from k_proj.weight: same bytes");
+    refuses(program_path("gqa"), ARGS("--load", d1, "--heads", "6", "--dump", never), "--load needs --kv-heads",
+            "--load without --kv-heads is refused: the files do not say G without H");
     status = run("gqa", ARGS("--load", d1, "--heads", "6", "--kv-heads", "3", "--dump", d2, "--quiet"));
     ok(status == 0 && same_results(d1, d2), "--load with an agreeing --kv-heads 3: same bytes");
 
@@ -351,25 +351,26 @@ static void test_program(const char *tmp) {
             "--heads 3 with --dim 8 is refused");
     refuses(program_path("gqa"), ARGS("--load", d1, "--heads", "6", "--kv-heads", "2", "--dump", never),
             "--kv-heads 2 disagrees", "--kv-heads 2 beside a dump with G = 3 is refused, naming k_proj.weight");
-    refuses(program_path("gqa"), ARGS("--load", d1, "--heads", "3", "--dump", never), "k_proj.weight must be (G*hd, D)",
-            "--heads 3 beside that dump is refused: hd = 4 does not divide k_proj's 6 rows");
+    refuses(program_path("gqa"), ARGS("--load", d1, "--heads", "3", "--kv-heads", "1", "--dump", never),
+            "k_proj.weight must be (G*hd, D)", "--heads 3 beside that dump is refused: hd = 4 does not divide k_proj's 6 rows");
     refuses(program_path("gqa"), ARGS("--train"), "--train", "--train is refused: this GQA has no dropout");
 
     Tensor odd = tensor_new2(5, 12);                                     /* 5 rows: not a multiple of hd = 2 */
     save_npy(d1, "k_proj.weight", &odd);
     tensor_free(&odd);
-    refuses(program_path("gqa"), ARGS("--load", d1, "--heads", "6", "--dump", never), "k_proj.weight must be (G*hd, D)",
-            "a k_proj.weight whose rows are not a multiple of hd is refused");
+    refuses(program_path("gqa"), ARGS("--load", d1, "--heads", "6", "--kv-heads", "3", "--dump", never),
+            "k_proj.weight must be (G*hd, D)", "a k_proj.weight whose rows are not a multiple of hd is refused");
     Tensor four = tensor_new2(4, 12), four_b = tensor_new1(4);         /* k says G = 2, v still has G = 3 */
     save_npy(d1, "k_proj.weight", &four);
     save_npy(d1, "k_proj.bias", &four_b);
     tensor_free(&four); tensor_free(&four_b);
-    refuses(program_path("gqa"), ARGS("--load", d1, "--heads", "6", "--dump", never), "v_proj.weight.npy: shape (6, 12), expected (4, 12)",
+    refuses(program_path("gqa"), ARGS("--load", d1, "--heads", "6", "--kv-heads", "2", "--dump", never),
+            "v_proj.weight.npy: shape (6, 12), expected (4, 12)",
             "a v_proj.weight of another shape than k_proj's is refused, naming the file");
     Tensor bad = tensor_new3(2, 5, 5);                                    /* (B, T, T): B = 2 meets H = 6 */
     save_npy(d2, "attention_mask", &bad);
     tensor_free(&bad);
-    refuses(program_path("gqa"), ARGS("--load", d2, "--heads", "6", "--dump", never), "(B, 1, T, T)",
+    refuses(program_path("gqa"), ARGS("--load", d2, "--heads", "6", "--kv-heads", "3", "--dump", never), "(B, 1, T, T)",
             "a (B, T, T) mask is refused against (B, H, T, T)");
     snprintf(p1, sizeof p1, "%s/attention_mask.npy", d2);
     remove(p1);

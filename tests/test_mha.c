@@ -261,6 +261,34 @@ static void test_causal(void) {
     mha_free(&m);
 }
 
+/* PROGRAM --causal on its own case (no --load): every query t sees keys 0..t, the weights
+ * above the diagonal are exactly 0, those on and below it are not, and every row sums to 1;
+ * no random mask hides a row (which -1e20 would make uniform). */
+static void test_causal_default(const char *program, const char *tmp) {
+    char d[700];
+    snprintf(d, sizeof d, "%s/%s-causal", tmp, program);
+    int status = run(program, ARGS("--causal", "--seq", "4", "--batch", "1", "--dim", "16", "--heads", "4",
+                                   "--quiet", "--dump", d));
+    Tensor att = status == 0 ? load_npy(d, "attn") : (Tensor){0};
+    long above = 0, hidden_below = 0, T = 4;
+    double worst = 0;
+    for (long r = 0; r < att.size / T; r++) {
+        double sum = 0;
+        for (long s = 0; s < T; s++) {
+            float w = att.data[r * T + s];
+            above += s > r % T && w != 0.0f;
+            hidden_below += s <= r % T && w == 0.0f;
+            sum += w;
+        }
+        worst = fmax(worst, fabs(sum - 1));
+    }
+    ok(status == 0 && att.size == 64 && above == 0 && hidden_below == 0 && worst < 1e-6,
+       "%s --causal --seq 4 (no --load): exactly 0 above the diagonal, no key hidden below it, rows sum to 1",
+       program);
+    if (status) diag("%s", run_err);
+    tensor_free(&att);
+}
+
 /* ---- dropout: the same chunk as chapter 3's, on (B, H, T, T) ------------------ */
 
 static void test_dropout(void) {
@@ -443,8 +471,10 @@ static void test_program(const char *tmp) {
 
     snprintf(p1, sizeof p1, "%s/attention_mask.npy", d1);
     remove(p1);
-    refuses(prog, ARGS("--load", d1, "--dump", never), "give it beside --load",
-            "loading D = 12 without --heads: the default 8 does not divide 12, and the message says to give --heads");
+    refuses(prog, ARGS("--load", d1, "--dump", never), "--load needs --heads",
+            "loading without --heads is refused, saying the files do not hold H");
+    refuses(prog, ARGS("--load", d1, "--heads", "8", "--dump", never), "give it beside --load",
+            "loading D = 12 with --heads 8: 8 does not divide 12, and the message says --heads goes beside --load");
     refuses(prog, ARGS("--dim", "10", "--heads", "4"), "--heads 4 does not divide --dim 10", "--heads 4 with --dim 10 is refused");
     refuses(prog, ARGS("--load", d1, "--heads", "5", "--dump", never), "--heads 5 does not divide --dim 12",
             "--heads 5 beside a D = 12 case is refused");
@@ -502,6 +532,7 @@ int main(void) {
     EXERCISE("5.6", 4, test_heads_independent());
     TEST_GROUP(test_mask_shapes());
     TEST_GROUP(test_causal());
+    TEST_GROUP(test_causal_default("mha", tmp));
     TEST_GROUP(test_dropout());
     TEST_GROUP(test_trap());
     TEST_GROUP(test_is_v4(tmp));

@@ -402,6 +402,34 @@ static void test_memory_table(void) {
 /* Tested through the program, not called here. */
 static void unused_here(void) { (void)mha_load; (void)mha_dump; (void)fast_print; (void)fast_weights; }
 
+/* PROGRAM --causal on its own case (no --load): every query t sees keys 0..t, the weights
+ * above the diagonal are exactly 0, those on and below it are not, and every row sums to 1;
+ * no random mask hides a row (which -1e20 would make uniform). */
+static void test_causal_default(const char *program, const char *tmp) {
+    char d[700];
+    snprintf(d, sizeof d, "%s/%s-causal", tmp, program);
+    int status = run(program, ARGS("--causal", "--seq", "4", "--batch", "1", "--dim", "16", "--heads", "4",
+                                   "--quiet", "--dump", d));
+    Tensor att = status == 0 ? load_npy(d, "attn") : (Tensor){0};
+    long above = 0, hidden_below = 0, T = 4;
+    double worst = 0;
+    for (long r = 0; r < att.size / T; r++) {
+        double sum = 0;
+        for (long s = 0; s < T; s++) {
+            float w = att.data[r * T + s];
+            above += s > r % T && w != 0.0f;
+            hidden_below += s <= r % T && w == 0.0f;
+            sum += w;
+        }
+        worst = fmax(worst, fabs(sum - 1));
+    }
+    ok(status == 0 && att.size == 64 && above == 0 && hidden_below == 0 && worst < 1e-6,
+       "%s --causal --seq 4 (no --load): exactly 0 above the diagonal, no key hidden below it, rows sum to 1",
+       program);
+    if (status) diag("%s", run_err);
+    tensor_free(&att);
+}
+
 int main(void) {
     unused_here();
     char tmp[] = "/tmp/abh-mha-fast-XXXXXX";
@@ -416,6 +444,7 @@ int main(void) {
     TEST_GROUP(test_threads());
     TEST_GROUP(test_memory());
     TEST_GROUP(test_program(tmp));
+    TEST_GROUP(test_causal_default("mha_fast", tmp));
     TEST_GROUP(test_memory_table());
 
     remove_tree(tmp);

@@ -299,27 +299,27 @@ static void test_program(const char *tmp) {
     ok(status == 0, "a (D, D) projection fits any H: the same files load with --heads 4");
     refuses(prog, ARGS("--load", d1, "--heads", "3", "--dump", never), "--heads 3", "--heads 3 with D = 8 is refused");
     refuses(prog, ARGS("--heads", "5"), "does not divide", "--heads 5 with the default D = 8 is refused");
-    refuses(prog, ARGS("--load", d1, "--seq", "5"), "--seq 5", "--seq disagreeing with Q.npy is refused");
+    refuses(prog, ARGS("--load", d1, "--heads", "2", "--seq", "5"), "--seq 5", "--seq disagreeing with Q.npy is refused");
 
     Tensor bad = tensor_new3(3, 4, 6);                /* (B, T, S): its B = 3 meets H = 2 */
     save_npy(d1, "mask", &bad);
-    refuses(prog, ARGS("--load", d1, "--dump", never), "(B, 1, T, S)", "a (B, T, S) mask with B = 3, H = 2 is refused, naming the fix");
+    refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "(B, 1, T, S)", "a (B, T, S) mask with B = 3, H = 2 is refused, naming the fix");
     tensor_free(&bad);
     snprintf(p1, sizeof p1, "%s/mask.npy", d1);
     remove(p1);
     Tensor shortv = tensor_new3(3, 5, 8);
     save_npy(d1, "V", &shortv);
-    refuses(prog, ARGS("--load", d1, "--dump", never), "V.npy", "V with another length than K is refused, naming V.npy");
+    refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "V.npy", "V with another length than K is refused, naming V.npy");
     tensor_free(&shortv);
     copy_npy(d2, "V", d1, "V");
     Tensor widek = tensor_new3(3, 6, 4);
     save_npy(d1, "K", &widek);
-    refuses(prog, ARGS("--load", d1, "--dump", never), "K.npy", "K with another width than Q is refused");
+    refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "K.npy", "K with another width than Q is refused");
     tensor_free(&widek);
     copy_npy(d2, "K", d1, "K");
     snprintf(p1, sizeof p1, "%s/W_o.bias.npy", d1);
     remove(p1);
-    refuses(prog, ARGS("--load", d1, "--dump", never), "W_o.bias", "a missing W_o.bias is refused, naming it");
+    refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "W_o.bias", "a missing W_o.bias is refused, naming it");
     ok(!file_exists(never), "and no refusal wrote anything");
     refuses(prog, ARGS("--train"), "--train", "--train is refused: seed 002 has no dropout");
 }

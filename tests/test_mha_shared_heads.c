@@ -252,17 +252,17 @@ static void test_program(const char *tmp) {
     refuses(prog, ARGS("--heads", "3"), "does not divide", "--heads 3 with D = 8 is refused");
     Tensor bad = tensor_new3(2, 4, 7);
     save_npy(d1, "values", &bad);
-    refuses(prog, ARGS("--load", d1, "--dump", never), "values.npy", "values longer than keys are refused, naming the file");
+    refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "values.npy", "values longer than keys are refused, naming the file");
     tensor_free(&bad);
     copy_npy(d2, "values", d1, "values");
     bad = tensor_new2(3, 6);
     save_npy(d1, "mask", &bad);
-    refuses(prog, ARGS("--load", d1, "--dump", never), "does not broadcast", "a (3, S) mask against T = 4 is refused");
+    refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "does not broadcast", "a (3, S) mask against T = 4 is refused");
     tensor_free(&bad);
     copy_npy(d2, "mask", d1, "mask");
     snprintf(p1, sizeof p1, "%s/fc_out.bias.npy", d1);
     remove(p1);
-    refuses(prog, ARGS("--load", d1, "--dump", never), "fc_out.bias", "a missing fc_out.bias is refused, naming it");
+    refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "fc_out.bias", "a missing fc_out.bias is refused, naming it");
     ok(!file_exists(never), "and no refusal wrote anything");
     refuses(prog, ARGS("--train"), "--train", "--train is refused: seed 001 has no dropout");
 }

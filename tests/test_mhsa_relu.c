@@ -247,7 +247,7 @@ static void test_scale_study(const char *tmp) {
        strstr(run_out, "a uniform row of 4 keys: 0.2500"), "scale_study prints its table, d = 4 .. 1024");
     const char *prog = program_path("scale_study");
     refuses(prog, ARGS("--dim", "8", "--dump", never), "--dim", "--dim is refused: the study sweeps d");
-    refuses(prog, ARGS("--load", d1), "--load", "--load is refused: the study draws its own numbers");
+    refuses(prog, ARGS("--load", d1), "unknown flag --load", "--load is refused: the study draws its own numbers");
     refuses(prog, ARGS("--heads", "2"), "--heads", "--heads is refused");
     ok(!file_exists(never), "and nothing is written");
 }
@@ -265,7 +265,7 @@ static void test_program(const char *tmp) {
     ok(status == 0 && strstr(run_out, "num_header=2, masked=False) on x (2, 3, 8)") && strstr(run_out, "output: tensor([[[") &&
        strstr(run_out, "zeros in the output: ") && strstr(run_out, "parameters: 288"), "run without flags: the seed's sizes, the zeros counted");
     status = run("mhsa_relu", ARGS("--causal", "--batch", "3", "--quiet", "--dump", d1));
-    run("mhsa_relu", ARGS("--load", d1, "--causal", "--dump", d2, "--quiet"));
+    run("mhsa_relu", ARGS("--load", d1, "--heads", "2", "--causal", "--dump", d2, "--quiet"));
     const char *files[] = { "out", "attn", "x", "wq.0.weight", "wq.0.bias", "wk.0.weight", "wk.0.bias",
                             "wv.0.weight", "wv.0.bias", "wo.0.weight", "wo.0.bias" };
     int all_same = status == 0;
@@ -277,7 +277,7 @@ static void test_program(const char *tmp) {
     ok(all_same, "--load of a --causal --dump, with --causal again, reproduces all eleven files byte for byte");
     snprintf(p1, sizeof p1, "%s/mask.npy", d1);
     ok(!file_exists(p1), "no mask file: the seed's mask is made from T inside forward");
-    status = run("mhsa_relu", ARGS("--load", d1, "--quiet", "--dump", d2));
+    status = run("mhsa_relu", ARGS("--load", d1, "--heads", "2", "--quiet", "--dump", d2));
     Tensor a1 = load_npy(d1, "attn"), a2 = load_npy(d2, "attn");
     ok(status == 0 && memcmp(a1.data, a2.data, sizeof(float) * a1.size) != 0, "the same files without --causal attend to later keys");
     tensor_free(&a1); tensor_free(&a2);
@@ -289,7 +289,7 @@ static void test_program(const char *tmp) {
     snprintf(p1, sizeof p1, "%s/x.npy", d1);
     npy_save(p1, &bad);
     tensor_free(&bad);
-    refuses(prog, ARGS("--load", d1, "--dump", never), "x.npy", "a 2-d x is refused, naming x.npy");
+    refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "x.npy", "a 2-d x is refused, naming x.npy");
     {                                                
         Tensor x = load_npy(d2, "x");
         npy_save(p1, &x);
@@ -297,7 +297,7 @@ static void test_program(const char *tmp) {
     }
     snprintf(p1, sizeof p1, "%s/wo.0.weight.npy", d1);
     remove(p1);
-    refuses(prog, ARGS("--load", d1, "--dump", never), "wo.0.weight", "a missing wo.0.weight is refused, naming it");
+    refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "wo.0.weight", "a missing wo.0.weight is refused, naming it");
     ok(!file_exists(never), "and no refusal wrote anything");
 }
 

@@ -278,7 +278,7 @@ static void test_kv_cache(void) {
     int status = run_program(program_path("kv_cache"), NO_ARGS, out, sizeof out, err, sizeof err);
     ok(status == 0 && strstr(out, "327680") && strstr(out, "2621440") && strstr(out, "581632") && strstr(out, "71x"),
        "kv_cache prints the table with the numbers above");
-    refuses(program_path("kv_cache"), ARGS("--seq", "5"), "fixed", "kv_cache refuses a size flag");
+    refuses(program_path("kv_cache"), ARGS("--seq", "5"), "unknown flag --seq", "kv_cache refuses a size flag");
     refuses(program_path("kv_cache"), ARGS("--heads", "2"), "--heads", "kv_cache refuses --heads");
 }
 

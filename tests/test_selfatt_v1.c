@@ -186,6 +186,11 @@ static void test_program(const char *tmp) {
     ok(out[0] == 0 && err[0] == 0, "--quiet prints nothing");
     status = run_program(prog, ARGS("--help"), out, sizeof out, err, sizeof err);
     ok(status == 0 && strstr(out, "--load"), "--help prints the usage and exits 0");
+    refuses(prog, ARGS("--seq", "3", "--seq", "4"), "--seq is given twice", "a flag given twice is refused");
+    status = run_program(prog, ARGS("--seq=3", "--batch=1", "--quiet", "--dump", d2), out, sizeof out, err, sizeof err);
+    Tensor x3 = status == 0 ? load_npy(d2, "X") : (Tensor){0};
+    ok(x3.ndim == 3 && x3.shape[0] == 1 && x3.shape[1] == 3, "--seq=3 --batch=1 is read as --seq 3 --batch 1");
+    tensor_free(&x3);
 
     status = run_program(prog, ARGS("--batch", "2", "--seq", "5", "--dim", "3", "--quiet", "--dump", d1),
                          out, sizeof out, err, sizeof err);
@@ -215,6 +220,16 @@ static void test_program(const char *tmp) {
     ok(!file_exists(d3), "a refused run writes nothing to --dump");
     refuses(prog, ARGS("--load", d1, "--dim", "4"), "--dim",
             "a --dim that disagrees with the loaded X is refused");
+
+    /* an X of width 4 beside weights of width 3: the message names both files */
+    Tensor wide = tensor_new3(2, 5, 4), orig = load_npy(d1, "X");
+    save_npy(d1, "X", &wide);
+    char both[1400];
+    snprintf(both, sizeof both, "query_proj.weight.npy: shape (3, 3), expected (4, 4) from the sizes read before it "
+             "(%s/X.npy gives --batch 2, --seq 5, --dim 4): the files disagree", d1);
+    refuses(prog, ARGS("--load", d1), both, "an X.npy wider than the weights: the message names X.npy's width and the weight's");
+    save_npy(d1, "X", &orig);
+    tensor_free(&wide); tensor_free(&orig);
 
     /* a weight of the wrong shape: (2, 3) where (D, D) = (3, 3) belongs */
     snprintf(p1, sizeof p1, "%s/key_proj.weight.npy", d1);

@@ -582,8 +582,8 @@ static void test_fill_program(const char *tmp) {
         same &= isnan(want.data[i]) ? isnan(att.data[i]) : att.data[i] == want.data[i];
     ok(same, "fill_values --dump writes attn.npy of shape (3, 3, 4): one map per policy");
     tensor_free(&att); tensor_free(&want);
-    refuses(program_path("fill_values"), ARGS("--load", d), "fixed", "fill_values refuses --load: its example is fixed");
-    refuses(program_path("fill_values"), ARGS("--seq", "5"), "fixed", "fill_values refuses a size flag");
+    refuses(program_path("fill_values"), ARGS("--load", d), "unknown flag --load", "fill_values refuses --load: its example is fixed");
+    refuses(program_path("fill_values"), ARGS("--seq", "5"), "unknown flag --seq", "fill_values refuses a size flag");
     refuses(program_path("fill_values"), ARGS("--causal"), "--causal", "fill_values refuses --causal");
 }
 

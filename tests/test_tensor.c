@@ -970,7 +970,7 @@ static void test_by_name(void) {
 
 /* ---- the command line ---------------------------------------------------------- */
 
-#define ALL_OPTIONS (OPT_HEADS | OPT_KV_HEADS | OPT_KV_SEQ | OPT_MASK | OPT_DROPOUT)
+#define ALL_OPTIONS (OPT_CASE | OPT_HEADS | OPT_KV_HEADS | OPT_KV_SEQ | OPT_MASK | OPT_DROPOUT)
 
 typedef struct Cmd { unsigned options; const char *argv[24]; } Cmd;
 
@@ -989,6 +989,12 @@ static void parse(Args *a, const Cmd *cmd) {
 static void parse_in_child(void *cmd) {
     Args a = defaults();
     parse(&a, cmd);
+}
+
+typedef struct Reasoned { Args *a; const Cmd *cmd; } Reasoned;
+static void parse_with_reasons(void *arg) {
+    Reasoned *r = arg;
+    parse(r->a, r->cmd);
 }
 
 static void refuses(unsigned options, const char *a1, const char *a2, const char *a3, const char *says, const char *why) {
@@ -1016,32 +1022,38 @@ static void test_args(void) {
            "each size flag given sets its GIVEN_ bit");
     ok(a.dropout == 0.1f, "--train alone means dropout 0.1, the seeds' nn.Dropout(0.1)");
     a = defaults();
-    parse(&a, &(Cmd){ OPT_DROPOUT, { "--train", "--dropout", "0.25", "--load", "in", "--dump", "out", "--quiet", NULL } });
+    parse(&a, &(Cmd){ OPT_CASE | OPT_DROPOUT, { "--train", "--dropout", "0.25", "--load", "in", "--dump", "out", "--quiet", NULL } });
     ok(a.train && a.dropout == 0.25f && !strcmp(a.load, "in") && !strcmp(a.dump, "out") && a.quiet,
        "--train --dropout 0.25, --load, --dump and --quiet are read");
     a = defaults();
-    parse(&a, &(Cmd){ OPT_DROPOUT, { "--dropout", "0", "--train", "--seed", "18446744073709551615", "--dim", "65536",
-                                     "--dim", "1", NULL } });
-    ok(a.dropout == 0 && a.seed == UINT64_MAX && a.dim == 1,
-       "--dropout 0 is allowed, a seed may be 2^64 - 1, and a later flag wins over an earlier one");
+    parse(&a, &(Cmd){ OPT_CASE | OPT_DROPOUT, { "--dropout", "0", "--train", "--seed", "18446744073709551615", "--dim",
+                                                "65536", NULL } });
+    ok(a.dropout == 0 && a.seed == UINT64_MAX && a.dim == 65536, "--dropout 0 is allowed, a seed may be 2^64 - 1");
+    a = defaults();
+    parse(&a, &(Cmd){ OPT_CASE | OPT_DROPOUT, { "--seq=5", "--dump=d=1", "--train", "--dropout=0.5", NULL } });
+    ok(a.seq == 5 && !strcmp(a.dump, "d=1") && a.dropout == 0.5f && (a.given & GIVEN_SEQ),
+       "--flag=value is read as --flag value (the value may hold '=' itself)");
+    a = defaults();
+    parse(&a, &(Cmd){ OPT_CASE | OPT_HEADS | OPT_KV_HEADS, { "--load", "in", "--heads", "2", "--kv-heads", "1", NULL } });
+    ok(!strcmp(a.load, "in") && a.heads == 2 && a.kv_heads == 1, "--load with --heads and --kv-heads is read");
 
     refuses(0, "--frobnicate", NULL, NULL, "unknown flag --frobnicate (prog --help lists", "an unknown flag");
     refuses(0, "--heads", "2", NULL, "unknown flag --heads", "a flag this program does not take, like an unknown one");
     refuses(OPT_HEADS, "--causal", NULL, NULL, "unknown flag --causal", "--causal without OPT_MASK");
     refuses(OPT_MASK, "--train", NULL, NULL, "unknown flag --train", "--train without OPT_DROPOUT");
     refuses(0, "--kv-seq", "4", NULL, "unknown flag --kv-seq", "--kv-seq without OPT_KV_SEQ");
-    refuses(0, "--dim", "abc", NULL, "--dim abc: not a whole number", "a size that is not a number");
-    refuses(0, "--dim", "0", NULL, "--dim 0: must be from 1 to 65536", "a size of 0");
-    refuses(0, "--dim", "-3", NULL, "--dim -3: must be from 1 to 65536", "a negative size");
-    refuses(0, "--dim", "5x", NULL, "--dim 5x: not a whole number", "a size with junk after it");
-    refuses(0, "--dim", "", NULL, "--dim : not a whole number", "an empty size");
-    refuses(0, "--seq", "65537", NULL, "--seq 65537: must be from 1 to 65536", "a size over 65536");
-    refuses(0, "--batch", "99999999999999999999", NULL, "must be from 1 to 65536", "a size too big for a long");
-    refuses(0, "--dim", NULL, NULL, "--dim needs a value: --dim D", "a flag missing its value at the end");
-    refuses(0, "--dim", "--quiet", NULL, "--dim needs a value: --dim D", "a flag followed by another flag");
-    refuses(0, "--seed", "-1", NULL, "--seed -1: not a whole number from 0 to 2^64 - 1", "a negative seed");
-    refuses(0, "--seed", "18446744073709551616", NULL, "not a whole number from 0 to 2^64 - 1", "a seed of 2^64");
-    refuses(0, "--seed", "abc", NULL, "--seed abc: not a whole number", "a seed that is not a number");
+    refuses(OPT_CASE, "--dim", "abc", NULL, "--dim abc: not a whole number", "a size that is not a number");
+    refuses(OPT_CASE, "--dim", "0", NULL, "--dim 0: must be from 1 to 65536", "a size of 0");
+    refuses(OPT_CASE, "--dim", "-3", NULL, "--dim -3: must be from 1 to 65536", "a negative size");
+    refuses(OPT_CASE, "--dim", "5x", NULL, "--dim 5x: not a whole number", "a size with junk after it");
+    refuses(OPT_CASE, "--dim", "", NULL, "--dim : not a whole number", "an empty size");
+    refuses(OPT_CASE, "--seq", "65537", NULL, "--seq 65537: must be from 1 to 65536", "a size over 65536");
+    refuses(OPT_CASE, "--batch", "99999999999999999999", NULL, "must be from 1 to 65536", "a size too big for a long");
+    refuses(OPT_CASE, "--dim", NULL, NULL, "--dim needs a value: --dim D", "a flag missing its value at the end");
+    refuses(OPT_CASE, "--dim", "--quiet", NULL, "--dim needs a value: --dim D", "a flag followed by another flag");
+    refuses(OPT_CASE, "--seed", "-1", NULL, "--seed -1: not a whole number from 0 to 2^64 - 1", "a negative seed");
+    refuses(OPT_CASE, "--seed", "18446744073709551616", NULL, "not a whole number from 0 to 2^64 - 1", "a seed of 2^64");
+    refuses(OPT_CASE, "--seed", "abc", NULL, "--seed abc: not a whole number", "a seed that is not a number");
     refuses(OPT_DROPOUT, "--train", "--dropout", "1", "--dropout 1: must be at least 0 and below 1", "dropout 1");
     refuses(OPT_DROPOUT, "--train", "--dropout", "-0.1", "--dropout -0.1: must be at least 0", "a negative dropout");
     refuses(OPT_DROPOUT, "--train", "--dropout", "1.5", "--dropout 1.5: must be", "dropout 1.5");
@@ -1052,8 +1064,33 @@ static void test_args(void) {
     refuses(OPT_DROPOUT, "--dropout", "0.2", NULL, "--dropout without --train", "--dropout without --train");
     refuses(0, "extra", NULL, NULL, "unexpected argument 'extra'", "a stray argument");
     refuses(0, "-d", "4", NULL, "unexpected argument '-d'", "a short flag");
+    refuses(0, "--dim", "4", NULL, "unknown flag --dim", "a size flag, for a program that takes none");
+    refuses(OPT_CASE, "--seq", "4", "--seq=5", "--seq is given twice", "a flag given twice");
+    refuses(OPT_CASE, "--quiet", "--quiet", NULL, "--quiet is given twice", "a switch given twice");
+    refuses(OPT_MASK, "--causal=1", NULL, NULL, "--causal takes no value", "a value given to a switch");
+    refuses(OPT_CASE, "--seq=", NULL, NULL, "--seq : not a whole number", "an empty value after '='");
+    refuses(OPT_CASE, "--sequence=4", NULL, NULL, "unknown flag --sequence", "an unknown flag with '='");
+    refuses(OPT_CASE | OPT_HEADS, "--load", "in", NULL, "--load needs --heads: the .npy files do not say how many heads",
+            "--load without --heads, for a program with heads");
+    refuses(OPT_CASE | OPT_HEADS | OPT_KV_HEADS, "--load", "in", "--heads=2", "--load needs --kv-heads",
+            "--load without --kv-heads, for a program with key/value heads");
+    char blocked[300];
+    in_tmp(blocked, sizeof blocked, "a-file");
+    FILE *f = fopen(blocked, "w");
+    if (f) fclose(f);
+    snprintf(blocked + strlen(blocked), sizeof blocked - strlen(blocked), "/sub");
+    refuses(OPT_CASE, "--dump", blocked, NULL, "a-file/sub: Not a directory",
+            "--dump under a file: refused while parsing, before any work");
+    ok(!file_exists(blocked), "...and nothing was made");
+    Cmd reasoned = { OPT_CASE, { "--seq", "4", "--causal", NULL } };
+    static const char *const why[] = { "--train", "no dropout here", "--causal", "no causal mask here", NULL };
+    Args with_reasons = defaults();
+    with_reasons.refused = why;
+    TapChild r = run_child(parse_with_reasons, &(Reasoned){ &with_reasons, &reasoned });
+    ok(r.status == 1 && strstr(r.err, "prog: ") && strstr(r.err, ": --causal: no causal mask here\n") && !r.out[0],
+       "a flag the program refuses with a reason (Args.refused) is refused with that reason");
 
-    Cmd help = { 0, { "--batch", "7", "--help", NULL } };
+    Cmd help = { OPT_CASE, { "--batch", "7", "--help", NULL } };
     TapChild c = run_child(parse_in_child, &help);
     ok(c.status == 0 && c.err[0] == '\0', "--help exits 0 and prints nothing on stderr");
     like(c.out, "usage: prog [flags]\nprog: a test of the shared command line\n", "--help starts with the usage and the program's description");
@@ -1066,6 +1103,11 @@ static void test_args(void) {
     like(c.out, "  --heads H", "with OPT_HEADS, --help lists --heads");
     like(c.out, "--heads 1 --kv-heads 1 --kv-seq 2 --seed 42", "...and its default");
     like(c.out, "  --dropout P", "with OPT_DROPOUT, --help lists --dropout");
+    Cmd h = { 0, { "-h", NULL } };
+    c = run_child(parse_in_child, &h);
+    ok(c.status == 0 && strstr(c.out, "usage: prog") && !strstr(c.out, "--batch") && !strstr(c.out, "defaults:") &&
+           strstr(c.out, "--quiet") && strstr(c.out, "--help"),
+       "-h is --help; a program without options lists --quiet and --help and no defaults");
 }
 
 /* split_heads / merge_heads against PyTorch's index rule, written out here:

@@ -12,11 +12,19 @@
  * Not part of the book: a build tool for the figures. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "tensor.h"
 
 int main(int argc, char **argv) {
     program_name = "npy2dat";
-    if (argc < 2) die("usage: npy2dat FILE.npy [FIXED_INDEX ...]");
+    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        printf("usage: npy2dat FILE.npy [FIXED_INDEX ...]\nPrint the (T, S) maps of FILE.npy, (B, T, S) or "
+               "(B, H, T, S) weights, as gnuplot matrix blocks;\nthe fixed indices pick the leading "
+               "coordinates (npy2dat attn.npy 0 1: batch 0, head 1).\n");
+        return 0;
+    }
+    if (argc < 2) die("usage: npy2dat FILE.npy [FIXED_INDEX ...] (see --help)");
+    if (argv[1][0] == '-') die("%s: npy2dat takes no flags but --help (usage: npy2dat FILE.npy [FIXED_INDEX ...])", argv[1]);
     Tensor w = npy_load(argv[1], NPY_FLOAT);
     if (w.ndim < 2) die("%s: want at least 2 dimensions (T, S), got %d", argv[1], w.ndim);
     int nfixed = argc - 2;

@@ -118,7 +118,7 @@ static void test_room(void) {
 
 int main(void) {
     (void)gqa_load; (void)gqa_dump; (void)decode_print; (void)decode_check; (void)decode_check_mask;
-    (void)decode_refuse_causal; (void)decode_run; (void)gqa_forward; (void)heads_mask_final;
+    (void)decode_run; (void)gqa_forward; (void)heads_mask_final;
     EXERCISE("9.6", 2, test_five_groups());
     EXERCISE("9.6", 2, test_long());
     EXERCISE("9.6", 2, test_eight_on_one());
