@@ -111,7 +111,7 @@ static void test_against_reference(void) {
         float *vis = mask.data ? malloc((size_t)att.size * sizeof *vis) : NULL;
         if (vis) expand(vis, &mask, B, H, T);
         double *ratt = calloc(att.size, sizeof *ratt), *rout = calloc(out.size, sizeof *rout);
-        mha_forward(out.data, att.data, drop.data, &m, x.data, mask.data ? &mask : NULL, 0.0f, NULL, B, T);
+        STUDENT(mha_forward(out.data, att.data, drop.data, &m, x.data, mask.data ? &mask : NULL, 0.0f, NULL, B, T));
         reference(rout, ratt, &m, x.data, vis, B, T, D / H);
         char what[96];
         snprintf(what, sizeof what, "(B, T, D, H) = (%d, %d, %d, %d)%s%s", B, T, D, H,
@@ -155,7 +155,7 @@ static void test_scale(void) {
     Tensor att = scores_tensor(B, H, T), drop = scores_tensor(B, H, T), out = tensor_new3(B, T, D);
     double *right = calloc(att.size, sizeof *right), *wrong = calloc(att.size, sizeof *wrong);
     double *rout = calloc(out.size, sizeof *rout);
-    mha_forward(out.data, att.data, drop.data, &m, x.data, NULL, 0.0f, NULL, B, T);
+    STUDENT(mha_forward(out.data, att.data, drop.data, &m, x.data, NULL, 0.0f, NULL, B, T));
     reference(rout, right, &m, x.data, NULL, B, T, D / H);
     close_ok(att.data, right, att.size, 1e-6, 0, "the program scales by sqrt(hd) = sqrt(%d)", D / H);
     reference(rout, wrong, &m, x.data, NULL, B, T, D);
@@ -179,13 +179,13 @@ static void test_heads_independent(void) {
     make_case(&m, &x, &mask, B, T, D, H, 0, 21);
     Tensor before = scores_tensor(B, H, T), after = scores_tensor(B, H, T), drop = scores_tensor(B, H, T);
     Tensor out = tensor_new3(B, T, D);
-    mha_forward(out.data, before.data, drop.data, &m, x.data, &mask, 0.0f, NULL, B, T);
+    STUDENT(mha_forward(out.data, before.data, drop.data, &m, x.data, &mask, 0.0f, NULL, B, T));
     for (int h = 0; h < H; h++) {
         Tensor saved = tensor_new1(hd * D);
         float *rows = m.query_w.data + (long)h * hd * D;      /* q_proj.weight rows h*hd .. h*hd + hd - 1 */
         memcpy(saved.data, rows, (size_t)saved.size * sizeof(float));
         for (long i = 0; i < saved.size; i++) rows[i] = rows[i] * -3.0f + 0.25f;
-        mha_forward(out.data, after.data, drop.data, &m, x.data, &mask, 0.0f, NULL, B, T);
+        STUDENT(mha_forward(out.data, after.data, drop.data, &m, x.data, &mask, 0.0f, NULL, B, T));
         memcpy(rows, saved.data, (size_t)saved.size * sizeof(float));
         tensor_free(&saved);
         int others_same = 1, own_changed = 0;
@@ -220,8 +220,8 @@ static void test_mask_shapes(void) {
         expand(full.data, &mask, B, H, T);
         Tensor a1 = scores_tensor(B, H, T), a2 = scores_tensor(B, H, T), d = scores_tensor(B, H, T);
         Tensor o1 = tensor_new3(B, T, D), o2 = tensor_new3(B, T, D);
-        mha_forward(o1.data, a1.data, d.data, &m, x.data, &mask, 0.0f, NULL, B, T);
-        mha_forward(o2.data, a2.data, d.data, &m, x.data, &full, 0.0f, NULL, B, T);
+        STUDENT(mha_forward(o1.data, a1.data, d.data, &m, x.data, &mask, 0.0f, NULL, B, T));
+        STUDENT(mha_forward(o2.data, a2.data, d.data, &m, x.data, &full, 0.0f, NULL, B, T));
         char s[64];
         shape_str(s, sizeof s, mask.ndim, mask.shape);
         ok(same_floats(a1.data, a2.data, a1.size) && same_floats(o1.data, o2.data, o1.size),
@@ -244,7 +244,7 @@ static void test_causal(void) {
     mha_mask_final(&mask, 1, T);
     int good = mask.ndim == 2 && mask.shape[0] == T && mask.shape[1] == T;
     Tensor att = scores_tensor(B, H, T), drop = scores_tensor(B, H, T), out = tensor_new3(B, T, D);
-    mha_forward(out.data, att.data, drop.data, &m, x.data, &mask, 0.0f, NULL, B, T);
+    STUDENT(mha_forward(out.data, att.data, drop.data, &m, x.data, &mask, 0.0f, NULL, B, T));
     long above = 0;
     for (long i = 0; i < att.size; i++) above += i % T > i / T % T && att.data[i] != 0.0f;
     ok(good && above == 0, "--causal alone: a (T, T) mask, and every weight above the diagonal is exactly 0");
@@ -300,7 +300,7 @@ static void test_dropout(void) {
     Tensor att = scores_tensor(B, H, T), drop = scores_tensor(B, H, T), out = tensor_new3(B, T, D);
     Rng r;
     rng_seed(&r, 3);
-    mha_forward(out.data, att.data, drop.data, &m, x.data, &mask, p, &r, B, T);
+    STUDENT(mha_forward(out.data, att.data, drop.data, &m, x.data, &mask, p, &r, B, T));
     float scale = 1.0f / (float)(1.0 - p);
     long kept = 0, wrong = 0;
     for (long i = 0; i < att.size; i++) {
@@ -507,8 +507,8 @@ static void test_trap(void) {
     Tensor meant = tensor_new(4, (int[]){ B, 1, T, T });
     memcpy(meant.data, per_seq.data, (size_t)per_seq.size * sizeof(float));
     Tensor a1 = scores_tensor(B, H, T), a2 = scores_tensor(B, H, T), d = scores_tensor(B, H, T), o = tensor_new3(B, T, D);
-    mha_forward(o.data, a1.data, d.data, &m, x.data, &meant, 0.0f, NULL, B, T);
-    mha_forward(o.data, a2.data, d.data, &m, x.data, &per_seq, 0.0f, NULL, B, T);
+    STUDENT(mha_forward(o.data, a1.data, d.data, &m, x.data, &meant, 0.0f, NULL, B, T));
+    STUDENT(mha_forward(o.data, a2.data, d.data, &m, x.data, &per_seq, 0.0f, NULL, B, T));
     /* sequence 0 has no mask; read as (H, T, T), head 1 of sequence 0 gets sequence 1's triangle */
     ok(a1.data[((0 * H + 1) * T + 0) * T + 3] > 0.0f && a2.data[((0 * H + 1) * T + 0) * T + 3] == 0.0f,
        "with B == H, sequence 1's mask lands on head 1 of sequence 0, which was meant to see everything");
@@ -533,9 +533,9 @@ int main(void) {
     TEST_GROUP(test_mask_shapes());
     TEST_GROUP(test_causal());
     TEST_GROUP(test_causal_default("mha", tmp));
-    TEST_GROUP(test_dropout());
+    EXERCISE("5.6", 2, test_dropout());
     TEST_GROUP(test_trap());
-    TEST_GROUP(test_is_v4(tmp));
+    EXERCISE("5.6", 4, test_is_v4(tmp));
     TEST_GROUP(test_program(tmp));
 
     remove_tree(tmp);

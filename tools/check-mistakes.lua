@@ -1,0 +1,222 @@
+#!/usr/bin/env lua5.4
+--[[ check-mistakes.lua: every exercise's own tests catch the mistakes students make.
+
+Usage
+-----
+    lua5.4 tools/check-mistakes.lua [-v] [EXERCISE ...]      (make check-mistakes)
+
+Run from the top of the book. tests/mistakes/*.lua list, for each exercise whose
+code a handout cuts out, mistakes a student could make there: those its worked
+solution lists, a tensor taken from the wrong step, a form that is equal on
+paper but rounds differently where the chapter asks for the same bits. Each is
+an exact piece of the exercise's solution region and what the mistake puts in
+its place.
+
+A student's `make grade` reads an exercise's own line ("Exercise 5.6  25/25"),
+from the tests a handout ships, so for each mistake this script checks that at
+least one of those tests of that exercise, and not only some other chapter's
+test or a teacher's hidden one, fails on it. In a copy of the book
+(build/mistakes/all, or build/mistakes/5.6 for the exercises named) it makes the mistake in the chapter, builds, runs the test
+binaries that hold the exercise's tests (tests/test_NAME.c with
+EXERCISE("N.M", ...), and tests/teacher/test_NAME.c, counted apart), and counts
+the tests whose names start "Exercise N.M:" that fail. First it checks the book
+as it is: every one of those tests passes.
+
+It prints a line per mistake: how many of the exercise's tests caught it, and
+(with -v, or when none did) their names, which the worked solutions quote. It
+exits 1 if a mistake is not caught, does not apply (its text is not found once,
+inside the exercise's region) or does not compile.
+]]
+
+local USAGE = "usage: lua5.4 tools/check-mistakes.lua [-v] [EXERCISE ...]   (e.g. 5.6)\n"
+
+local verbose, only = false, {}
+for _, a in ipairs(arg) do
+  if a == "-v" then verbose = true
+  elseif a:match("^%d+%.%d+$") then only[a] = true
+  else io.stderr:write("check-mistakes: " .. a .. ": not an exercise number\n" .. USAGE) os.exit(2) end
+end
+
+local function sh(cmd)
+  local ok = os.execute(cmd)
+  return ok
+end
+local function read(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+local function write(path, s)
+  local f = assert(io.open(path, "wb"))
+  f:write(s)
+  f:close()
+end
+local function quote(s) return "'" .. s:gsub("'", [['\'']]) .. "'" end
+local function die(msg) io.stderr:write("check-mistakes: " .. msg .. "\n") os.exit(1) end
+
+local mistakes = {}
+local ls = assert(io.popen("ls tests/mistakes/*.lua 2>/dev/null"))
+for path in ls:lines() do
+  for _, m in ipairs(dofile(path)) do m.file = path mistakes[#mistakes + 1] = m end
+end
+ls:close()
+local names = {}
+for e in pairs(only) do names[#names + 1] = e end
+table.sort(names)
+local COPY = "build/mistakes/" .. (#names > 0 and table.concat(names, "+") or "all")
+
+-- The test binaries holding an exercise's tests: EXERCISE("N.M", ...) in tests/test_NAME.c
+-- (public: a handout ships them) and tests/teacher/test_NAME.c (hidden).
+local function binaries_of(exercise)
+  local found = {}
+  for _, dir in ipairs({ "tests", "tests/teacher" }) do
+    local ls = io.popen("ls " .. dir .. "/test_*.c 2>/dev/null")
+    for path in ls:lines() do
+      if read(path):find('EXERCISE("' .. exercise .. '"', 1, true) then
+        local binary = path:gsub("^tests/", "build/tests/"):gsub("test_(%w[%w_]*)%.c$", "%1")
+        found[#found + 1] = { path = binary, name = path:match("test_(%w[%w_]*)%.c$"),
+                              hidden = dir == "tests/teacher" }
+      end
+    end
+    ls:close()
+  end
+  return found
+end
+
+-- What to build for an exercise: its test binaries and the programs they are named after.
+local function targets_of(list)
+  local targets = {}
+  for _, b in ipairs(list) do
+    targets[#targets + 1] = b.path
+    if io.open(COPY .. "/build/bin/" .. b.name) then targets[#targets + 1] = "build/bin/" .. b.name end
+  end
+  return targets
+end
+
+-- The book, copied: what git knows of (tracked, or new and not ignored).
+io.write("  COPY    the book into " .. COPY .. "\n")
+if not sh("rm -rf " .. COPY .. " && mkdir -p " .. COPY ..
+          " && git ls-files -z -co --exclude-standard | xargs -0 cp --parents -t " .. COPY) then
+  die("could not copy the book into " .. COPY .. " (git is needed to list its files)")
+end
+
+-- Build targets in the copy; returns ok, the log's path.
+local function build(targets)
+  local log = COPY .. ".log"
+  local ok = sh("make --no-print-directory -s -C " .. COPY .. " " .. table.concat(targets, " ") ..
+                " > " .. quote(log) .. " 2>&1")
+  return ok, log
+end
+
+-- Runs a test binary in the copy; returns a list of { ok, skip, name } for the exercise's tests.
+local function run_tests(binary, exercise)
+  local results, prefix = {}, "Exercise " .. exercise .. ": "
+  local p = io.popen("cd " .. COPY .. " && ABH_BIN=build/bin ABH_WRAP= " .. binary .. " 2>/dev/null")
+  for line in p:lines() do
+    local no, name = line:match("^(n?o?t? ?)ok %d+ %- (.*)$")
+    if name and name:sub(1, #prefix) == prefix then
+      local skip = name:match(" # SKIP ") ~= nil
+      results[#results + 1] = { ok = no == "", skip = skip, name = name:gsub(" # SKIP .*", "") }
+    end
+  end
+  p:close()
+  return results
+end
+
+-- The exercises to check, in book order, and the binaries of each.
+local exercises, seen, binaries, all = {}, {}, {}, {}
+for _, m in ipairs(mistakes) do
+  if (next(only) == nil or only[m.exercise]) and not seen[m.exercise] then
+    seen[m.exercise] = true
+    exercises[#exercises + 1] = m.exercise
+    binaries[m.exercise] = binaries_of(m.exercise)
+    if #binaries[m.exercise] == 0 then die("no test file holds EXERCISE(\"" .. m.exercise .. "\", ...)") end
+    for _, b in ipairs(binaries[m.exercise]) do all[#all + 1] = b.path end
+  end
+end
+if #exercises == 0 then die("tests/mistakes/*.lua list no mistake") end
+for e in pairs(only) do if not seen[e] then die("tests/mistakes/*.lua list no mistake for Exercise " .. e) end end
+
+io.write("  MAKE    programs and " .. #all .. " test binaries in " .. COPY .. "\n")
+local built, log = build({ "programs", table.unpack(all) })
+if not built then io.stderr:write(read(log)) die("the book does not build in " .. COPY .. " (see " .. log .. ")") end
+
+-- The book as it is: every test of each exercise passes.
+for _, e in ipairs(exercises) do
+  local n, bad = 0, {}
+  for _, b in ipairs(binaries[e]) do
+    for _, r in ipairs(run_tests(b.path, e)) do
+      n = n + 1
+      if not r.ok or r.skip then bad[#bad + 1] = r.name end
+    end
+  end
+  if #bad > 0 or n == 0 then
+    die(("Exercise %s: %d of its %d tests do not pass on the book as it is: %s"):format(e, #bad, n, bad[1] or "(none ran)"))
+  end
+  io.write(("  BASE    Exercise %-5s %3d tests pass on the book as it is\n"):format(e, n))
+end
+
+-- The region of an exercise in a chapter's text: the byte range between its markers.
+local function inside_region(text, at, exercise)
+  local pos = 1
+  while true do
+    local b, be = text:find("// BEGIN SOLUTION Exercise " .. exercise:gsub("%.", "%%.") .. "[^\n]*\n", pos)
+    if not b then return false end
+    local e = text:find("// END SOLUTION Exercise " .. exercise, be, true)
+    if not e then return false end
+    if at > be and at < e then return true end
+    pos = e
+  end
+end
+
+local failures = 0
+for _, m in ipairs(mistakes) do
+  if seen[m.exercise] then
+    local path = COPY .. "/" .. m.chapter
+    local original = read(path)
+    local at, last = original:find(m.from, 1, true)
+    local again = at and original:find(m.from, last + 1, true)
+    local what = ("Exercise %-5s %s"):format(m.exercise, m.mistake)
+    if not at or again or not inside_region(original, at, m.exercise) then
+      failures = failures + 1
+      io.write("  FAIL    " .. what .. ": its text is not found exactly once, inside the exercise's region of " ..
+               m.chapter .. "\n")
+    else
+      write(path, original:sub(1, at - 1) .. m.to .. original:sub(last + 1))
+      local ok, blog = build(targets_of(binaries[m.exercise]))
+      if not ok then
+        failures = failures + 1
+        io.write("  FAIL    " .. what .. ": does not compile (" .. blog .. ")\n")
+      else
+        local caught, n, hidden, nh = {}, 0, {}, 0
+        for _, b in ipairs(binaries[m.exercise]) do
+          for _, r in ipairs(run_tests(b.path, m.exercise)) do
+            local bad = not r.ok and not r.skip
+            if b.hidden then
+              nh = nh + 1
+              if bad then hidden[#hidden + 1] = r.name end
+            else
+              n = n + 1
+              if bad then caught[#caught + 1] = r.name end
+            end
+          end
+        end
+        if #caught == 0 then failures = failures + 1 end
+        io.write(("  %s %s: %d of its %d tests catch it (and %d of %d hidden ones)\n"):format(
+          #caught > 0 and "CAUGHT " or "MISSED ", what, #caught, n, #hidden, nh))
+        if verbose or #caught == 0 then
+          for _, name in ipairs(caught) do io.write("              " .. name .. "\n") end
+          for _, name in ipairs(hidden) do io.write("              (hidden) " .. name .. "\n") end
+        end
+      end
+      write(path, original)
+    end
+  end
+end
+build(all)   -- leave the copy's test binaries as the book's
+if failures > 0 then
+  io.write(("check-mistakes: %d mistake(s) not caught by their exercise's own tests, or not applicable\n"):format(failures))
+  os.exit(1)
+end
+io.write(("check-mistakes: every mistake of Exercises %s is caught by the exercise's own tests\n"):format(table.concat(exercises, ", ")))
