@@ -203,6 +203,7 @@ RUN_FN int run_student_begin(void) {
     char text[96];
     snprintf(text, sizeof text, "not implemented yet: %s", note + 1);
     tap_note_stub(text, 3);
+    tap_stub_hollow = 1;
     return 0;
 }
 

@@ -36,6 +36,24 @@ static void refusal_then_failure(void) {
     ok(0, "a test that fails on its own");
 }
 
+/* A call into "chapter code" that reaches a stub inside STUDENT, then checks on
+ * what it should have written: one that holds on the unwritten zeros, one that
+ * fails, and two results compared that the stub left alike. */
+static void fill_or_stub(float *out, const char *exercise) {
+    out[0] = 1.0f;
+    NOT_IMPLEMENTED(exercise);
+}
+
+static void student_then_checks(const char *exercise) {
+    float a[2] = { 0, 0 }, b[2] = { 0, 0 };
+    ok(1, "before the call");
+    STUDENT(fill_or_stub(a, exercise));
+    STUDENT(fill_or_stub(b, exercise));
+    ok(a[1] == 0.0f, "a check that holds on what the stub left");
+    ok(a[0] == 1.0f, "a check that fails on it");
+    ok(a[0] == b[0], "two unwritten results agree");
+}
+
 static void passes(int n) {
     for (int i = 0; i < n; i++) ok(1, "passes %d", i + 1);
 }
@@ -52,6 +70,11 @@ static int demo(const char *which) {
         TEST_GROUP(program_stub_then_failures());
     } else if (!strcmp(which, "refusal")) {
         TEST_GROUP(refusal_then_failure());
+    } else if (!strcmp(which, "student-own")) {
+        EXERCISE("9.1", 4, student_then_checks("Exercise 9.1"));
+    } else if (!strcmp(which, "student-other")) {
+        EXERCISE("9.2", 4, student_then_checks("Exercise 9.1"));
+        TEST_GROUP(student_then_checks("Exercise 9.1"));
     } else if (!strcmp(which, "count")) {
         EXERCISE("9.1", 2, passes(1));
     } else if (!strcmp(which, "crash")) {
@@ -118,6 +141,21 @@ int main(int argc, char **argv) {
           "ok 1 - the program ran # SKIP needs Exercise 9.1, not implemented yet|"
           "ok 2 - a test that needs its output # SKIP needs Exercise 9.1, not implemented yet|1..2",
           NULL, "a program stopped by a stub: the failing tests after it in the group are skipped, naming it");
+    check("student-own", 3,
+          "ok 1 - Exercise 9.1: before the call|not ok 2 - Exercise 9.1: a check that holds on what the stub left|"
+          "not ok 3 - Exercise 9.1: a check that fails on it|not ok 4 - Exercise 9.1: two unwritten results agree|1..4",
+          "not implemented yet: Exercise 9.1",
+          "a stub met inside STUDENT: every later test of its exercise runs under its own name, and fails");
+    check("student-other", 0,
+          "ok 1 - Exercise 9.2: before the call|"
+          "ok 2 - Exercise 9.2: a check that holds on what the stub left # SKIP needs Exercise 9.1, not implemented yet|"
+          "ok 3 - Exercise 9.2: a check that fails on it # SKIP needs Exercise 9.1, not implemented yet|"
+          "ok 4 - Exercise 9.2: two unwritten results agree # SKIP needs Exercise 9.1, not implemented yet|"
+          "ok 5 - before the call|"
+          "ok 6 - a check that holds on what the stub left # SKIP needs Exercise 9.1, not implemented yet|"
+          "ok 7 - a check that fails on it # SKIP needs Exercise 9.1, not implemented yet|"
+          "ok 8 - two unwritten results agree # SKIP needs Exercise 9.1, not implemented yet|1..8",
+          NULL, "another exercise's stub met inside STUDENT: every later test is skipped by name, even one that holds");
     check("refusal", 1, "not ok 1 - a test that fails on its own|1..1", NULL,
           "a program that exits 1 is not a stub: a failure after it is a failure");
     check("count", 1, "ok 1 - Exercise 9.1: passes 1|not ok 2 - Exercise 9.1: passes(1) ran 1 tests, not the 2 it declares|1..2",
