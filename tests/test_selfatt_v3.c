@@ -116,7 +116,7 @@ static void check_masked(const char *what, const SelfAttV3 *m, const Tensor *x, 
     float *vis = malloc((size_t)n * sizeof *vis);
     double *ratt = calloc(n, sizeof *ratt), *rout = calloc(out.size, sizeof *rout);
     if (mask) expand(vis, mask, B, T);
-    selfatt_v3_forward(out.data, att.data, drop.data, m, x->data, mask, 0.0f, NULL, B, T);
+    STUDENT(selfatt_v3_forward(out.data, att.data, drop.data, m, x->data, mask, 0.0f, NULL, B, T));
     reference(rout, ratt, m, x->data, mask ? vis : NULL, B, T);
     close_ok(out.data, rout, out.size, 1e-5, 0, "%s: the output matches a double-precision reference", what);
     close_ok(att.data, ratt, n, 1e-6, 0, "%s: the weights match the reference", what);
@@ -165,7 +165,7 @@ static void test_against_reference(void) {
     for (int s = 0; s < 5; s++) mask.data[(1 * 5 + 2) * 5 + s] = 0;    /* query 2 of sequence 1 sees nothing */
     check_masked("a scattered mask with a fully hidden row", &m, &x, &mask, 3, 5);
     Tensor att = tensor_new3(3, 5, 5), drop = tensor_new3(3, 5, 5), out = tensor_new3(3, 5, 4);
-    selfatt_v3_forward(out.data, att.data, drop.data, &m, x.data, &mask, 0.0f, NULL, 3, 5);
+    STUDENT(selfatt_v3_forward(out.data, att.data, drop.data, &m, x.data, &mask, 0.0f, NULL, 3, 5));
     int uniform = 1;
     for (int s = 0; s < 5; s++) uniform &= att.data[(1 * 5 + 2) * 5 + s] == 0.2f;
     ok(uniform, "a row with every key hidden by -1e20 is uniform: 0.2 each of 5, exactly");
@@ -177,7 +177,8 @@ static void test_against_reference(void) {
 /* ---- the three fill policies ------------------------------------------------ */
 
 static void test_fill_policies(void) {
-    Tensor att = fill_attend();                        /* (3 policies, T = 3, S = 4) */
+    Tensor att = tensor_new3(3, 3, 4);                 /* (3 policies, T = 3, S = 4); zeros if a stub stops it */
+    STUDENT(tensor_free(&att); att = fill_attend());
     const float *e20 = att.data, *inf = att.data + 12, *add = att.data + 24;
     ok(att.ndim == 3 && att.shape[0] == 3 && att.shape[1] == 3 && att.shape[2] == 4,
        "fill_values attends under 3 policies, 3 queries, 4 keys");
@@ -199,7 +200,7 @@ static void test_fill_policies(void) {
     ok(quarter, "-1e20: a fully hidden row is uniform, 0.25 exactly");
     ok(nan, "-inf: a fully hidden row is NaN, as in PyTorch");
     float unmasked[4] = { 1.0f, 2.0f, 0.5f, 3.0f };
-    softmax_lastdim(unmasked, 1, 4);
+    STUDENT(softmax_lastdim(unmasked, 1, 4));
     ok(same_floats(add + 8, unmasked, 4), "add -10000: a fully hidden row is the softmax with no mask at all, same bits");
     tensor_free(&att);
 
@@ -210,8 +211,7 @@ static void test_fill_policies(void) {
     float hidden[3];
     for (int i = 0; i < 3; i++) {
         memcpy(row.data, lim[i], sizeof lim[i]);
-        fill_hide(&row, &mask, FILL_ADD_NEG_10000);
-        softmax_lastdim(row.data, 1, 2);
+        STUDENT(fill_hide(&row, &mask, FILL_ADD_NEG_10000); softmax_lastdim(row.data, 1, 2));
         hidden[i] = row.data[1];
     }
     ok(hidden[0] == 0.0f, "add -10000: a hidden score 9895 above the visible one still gets exactly 0");
@@ -237,8 +237,8 @@ static void test_mask_shapes(void) {
         expand(full.data, &mask, B, T);
         Tensor a1 = tensor_new3(B, T, T), a2 = tensor_new3(B, T, T), d = tensor_new3(B, T, T);
         Tensor o1 = tensor_new3(B, T, D), o2 = tensor_new3(B, T, D);
-        selfatt_v3_forward(o1.data, a1.data, d.data, &m, x.data, &mask, 0.0f, NULL, B, T);
-        selfatt_v3_forward(o2.data, a2.data, d.data, &m, x.data, &full, 0.0f, NULL, B, T);
+        STUDENT(selfatt_v3_forward(o1.data, a1.data, d.data, &m, x.data, &mask, 0.0f, NULL, B, T));
+        STUDENT(selfatt_v3_forward(o2.data, a2.data, d.data, &m, x.data, &full, 0.0f, NULL, B, T));
         char s[64];
         shape_str(s, sizeof s, mask.ndim, mask.shape);
         ok(same_floats(a1.data, a2.data, a1.size) && same_floats(o1.data, o2.data, o1.size),
@@ -262,8 +262,8 @@ static void test_trap(void) {
         for (int s = 0; s < T; s++) pad.data[b * T + s] = s < mask_length(b, T);
     ok(broadcastable(pad.shape, 2, (int[]){ B, T, T }, 3), "with B == T, a (B, T) mask broadcasts: nothing refuses it");
     Tensor a1 = tensor_new3(B, T, T), a2 = tensor_new3(B, T, T), d = tensor_new3(B, T, T), o = tensor_new3(B, T, D);
-    selfatt_v3_forward(o.data, a1.data, d.data, &m, x.data, &repeated, 0.0f, NULL, B, T);
-    selfatt_v3_forward(o.data, a2.data, d.data, &m, x.data, &pad, 0.0f, NULL, B, T);
+    STUDENT(selfatt_v3_forward(o.data, a1.data, d.data, &m, x.data, &repeated, 0.0f, NULL, B, T));
+    STUDENT(selfatt_v3_forward(o.data, a2.data, d.data, &m, x.data, &pad, 0.0f, NULL, B, T));
     ok(!same_floats(a1.data, a2.data, a1.size), "with B == T, the (B, T) mask gives other weights than the repeated one");
     /* sequence 3 has one real position, but as a (T, S) mask pad[0] lets its query 0 see keys 0..2 */
     ok(a1.data[(3 * T + 0) * T + 1] == 0.0f && a2.data[(3 * T + 0) * T + 1] > 0.0f,
@@ -330,8 +330,8 @@ static void test_dropout(void) {
 
     /* eval: p = 0 never draws and changes nothing */
     rng_seed(&r1, 1); rng_seed(&r2, 2);
-    selfatt_v3_forward(out.data, att.data, drop.data, &m, x.data, NULL, 0.0f, &r1, B, T);
-    selfatt_v3_forward(out2.data, att2.data, drop2.data, &m, x.data, NULL, 0.0f, &r2, B, T);
+    STUDENT(selfatt_v3_forward(out.data, att.data, drop.data, &m, x.data, NULL, 0.0f, &r1, B, T));
+    STUDENT(selfatt_v3_forward(out2.data, att2.data, drop2.data, &m, x.data, NULL, 0.0f, &r2, B, T));
     ok(same_floats(drop.data, att.data, n), "eval mode: the weights that multiply V are the softmax itself");
     ok(same_floats(out.data, out2.data, out.size) && r1.state == 1 && r2.state == 2,
        "eval mode: the output does not depend on the dropout generator, which is never drawn from");
@@ -339,7 +339,7 @@ static void test_dropout(void) {
     /* train, p = 0.1 */
     float p = 0.1f;
     rng_seed(&r1, 7);
-    selfatt_v3_forward(out2.data, att2.data, drop.data, &m, x.data, NULL, p, &r1, B, T);
+    STUDENT(selfatt_v3_forward(out2.data, att2.data, drop.data, &m, x.data, NULL, p, &r1, B, T));
     ok(same_floats(att2.data, att.data, n), "train mode: att (what --dump writes) is still the weights before dropout");
     long kept = 0, exact = 1;
     for (long i = 0; i < n; i++) {
@@ -359,17 +359,17 @@ static void test_dropout(void) {
 
     /* same seed, same mask; another seed, another mask */
     rng_seed(&r1, 7);
-    selfatt_v3_forward(out.data, att.data, drop2.data, &m, x.data, NULL, p, &r1, B, T);
+    STUDENT(selfatt_v3_forward(out.data, att.data, drop2.data, &m, x.data, NULL, p, &r1, B, T));
     ok(same_floats(drop.data, drop2.data, n), "the same dropout seed drops the same weights");
     rng_seed(&r1, 8);
-    selfatt_v3_forward(out.data, att.data, drop2.data, &m, x.data, NULL, p, &r1, B, T);
+    STUDENT(selfatt_v3_forward(out.data, att.data, drop2.data, &m, x.data, NULL, p, &r1, B, T));
     long differ = 0;
     for (long i = 0; i < n; i++) differ += (drop.data[i] == 0.0f) != (drop2.data[i] == 0.0f);
     ok(differ > n / 20, "another dropout seed drops other weights (%ld of %ld differ)", differ, n);
 
     /* p = 0.5: kept weights exactly doubled */
     rng_seed(&r1, 3);
-    selfatt_v3_forward(out.data, att.data, drop.data, &m, x.data, NULL, 0.5f, &r1, B, T);
+    STUDENT(selfatt_v3_forward(out.data, att.data, drop.data, &m, x.data, NULL, 0.5f, &r1, B, T));
     exact = 1, kept = 0;
     for (long i = 0; i < n; i++) kept += drop.data[i] != 0, exact &= drop.data[i] == 0 || drop.data[i] == 2 * att.data[i];
     ok(exact && fabs(kept - n * 0.5) <= 4 * sqrt(n * 0.25), "p = 0.5: about half the weights kept, each exactly doubled");
@@ -392,8 +392,8 @@ static void test_is_v2(void) {
         SelfAttV3 m3 = { .dim = D, .proj_w = m2.proj_w, .proj_b = m2.proj_b, .out_w = m2.out_w, .out_b = m2.out_b };
         Tensor a2 = tensor_new3(B, T, T), o2 = tensor_new3(B, T, D);
         Tensor a3 = tensor_new3(B, T, T), d3 = tensor_new3(B, T, T), o3 = tensor_new3(B, T, D);
-        selfatt_v2_forward(o2.data, a2.data, &m2, x.data, B, T);
-        selfatt_v3_forward(o3.data, a3.data, d3.data, &m3, x.data, NULL, 0.0f, NULL, B, T);
+        STUDENT(selfatt_v2_forward(o2.data, a2.data, &m2, x.data, B, T));
+        STUDENT(selfatt_v3_forward(o3.data, a3.data, d3.data, &m3, x.data, NULL, 0.0f, NULL, B, T));
         ok(same_floats(o2.data, o3.data, o2.size) && same_floats(a2.data, a3.data, a2.size),
            "with no mask and no dropout, SelfAttV3 is SelfAttV2 to the bit, (B, T, D) = (%d, %d, %d)", B, T, D);
         tensor_free(&a2); tensor_free(&o2); tensor_free(&a3); tensor_free(&d3); tensor_free(&o3);
@@ -576,7 +576,8 @@ static void test_fill_program(const char *tmp) {
     int status = run("fill_values", ARGS("--dump", d));
     ok(status == 0 && strstr(run_out, "masked_fill(-1e20): tensor(") && strstr(run_out, "nan") &&
        strstr(run_out, "add -10000: tensor("), "fill_values prints the three maps, NaN included");
-    Tensor att = load_npy(d, "attn"), want = fill_attend();
+    Tensor att = load_npy(d, "attn"), want = tensor_new3(3, 3, 4);
+    STUDENT(tensor_free(&want); want = fill_attend());
     int same = att.ndim == 3 && att.shape[0] == 3 && att.shape[1] == 3 && att.shape[2] == 4;
     for (long i = 0; i < want.size && same; i++)
         same &= isnan(want.data[i]) ? isnan(att.data[i]) : att.data[i] == want.data[i];

@@ -122,7 +122,7 @@ static void test_against_reference(void) {
         float *vis = visible(&mask, B, T);
         Tensor att = tensor_new3(B, T, T), drop = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
         double *ratt = calloc(att.size, sizeof *ratt), *rout = calloc(out.size, sizeof *rout);
-        selfatt_v4_forward(out.data, att.data, drop.data, &m, x.data, &mask, 0.0f, NULL, B, T);
+        STUDENT(selfatt_v4_forward(out.data, att.data, drop.data, &m, x.data, &mask, 0.0f, NULL, B, T));
         reference(rout, ratt, &m, x.data, vis, B, T, RIGHT);
         close_ok(out.data, rout, out.size, 1e-5, 0, "(B, T, D) = (%d, %d, %d)%s: the output matches the reference",
                  B, T, D, cases[c].causal ? ", --causal" : "");
@@ -142,7 +142,7 @@ static void test_without_mask(void) {
     make_case(&m, &x, &pad, B, T, D, 0, 60);
     Tensor att = tensor_new3(B, T, T), drop = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
     double *ratt = calloc(att.size, sizeof *ratt), *rout = calloc(out.size, sizeof *rout);
-    selfatt_v4_forward(out.data, att.data, drop.data, &m, x.data, NULL, 0.0f, NULL, B, T);
+    STUDENT(selfatt_v4_forward(out.data, att.data, drop.data, &m, x.data, NULL, 0.0f, NULL, B, T));
     reference(rout, ratt, &m, x.data, NULL, B, T, RIGHT);
     close_ok(out.data, rout, out.size, 1e-5, 0, "with no mask (NULL), the output matches the reference, (B, T, D) = (%d, %d, %d)", B, T, D);
     close_ok(att.data, ratt, att.size, 1e-6, 0, "with no mask (NULL), the weights match the reference: every key visible");
@@ -161,7 +161,7 @@ static void test_checklist(void) {
     float *vis = visible(&mask, B, T);
     long n = (long)B * T * T;
     Tensor att = tensor_new3(B, T, T), drop = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
-    selfatt_v4_forward(out.data, att.data, drop.data, &m, x.data, &mask, 0.0f, NULL, B, T);
+    STUDENT(selfatt_v4_forward(out.data, att.data, drop.data, &m, x.data, &mask, 0.0f, NULL, B, T));
     double *ratt = calloc(n, sizeof *ratt), *rout = calloc(out.size, sizeof *rout);
 
     reference(rout, ratt, &m, x.data, vis, B, T, SCALE_BY_D);
@@ -195,7 +195,7 @@ static void test_checklist(void) {
     /* dropout on the output instead of the weights: the train-mode check tells them apart */
     Rng r;
     rng_seed(&r, 5);
-    selfatt_v4_forward(out.data, att.data, drop.data, &m, x.data, &mask, 0.5f, &r, B, T);
+    STUDENT(selfatt_v4_forward(out.data, att.data, drop.data, &m, x.data, &mask, 0.5f, &r, B, T));
     double *dw = malloc((size_t)n * sizeof *dw), *v = malloc((size_t)out.size * sizeof *v);
     double *mixed = calloc(out.size, sizeof *mixed), *want = malloc((size_t)out.size * sizeof *want);
     ref_linear(v, x.data, NULL, &m.value_w, &m.value_b, (long)B * T, D);
@@ -206,7 +206,7 @@ static void test_checklist(void) {
     ref_linear(want, NULL, mixed, &m.out_w, &m.out_b, (long)B * T, D);
     close_ok(out.data, want, out.size, 1e-5, 0, "train mode: the output is output_proj(dropped weights @ V)");
     Tensor eval_out = tensor_new3(B, T, D), mutant = tensor_new3(B, T, D);
-    selfatt_v4_forward(eval_out.data, att.data, drop.data, &m, x.data, &mask, 0.0f, NULL, B, T);
+    STUDENT(selfatt_v4_forward(eval_out.data, att.data, drop.data, &m, x.data, &mask, 0.0f, NULL, B, T));
     memcpy(mutant.data, eval_out.data, (size_t)out.size * sizeof(float));
     rng_seed(&r, 5);
     dropout(mutant.data, mutant.size, 0.5f, &r);        /* the mistake: nn.Dropout on the output */
