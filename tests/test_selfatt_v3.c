@@ -577,7 +577,7 @@ static void test_fill_program(const char *tmp) {
     int status = run("fill_values", ARGS("--dump", d));
     ok(status == 0 && strstr(run_out, "masked_fill(-1e20): tensor(") && strstr(run_out, "nan") &&
        strstr(run_out, "add -10000: tensor("), "fill_values prints the three maps, NaN included");
-    Tensor att = load_npy(d, "attn"), want = tensor_new3(3, 3, 4);
+    Tensor att = status == 0 ? load_npy(d, "attn") : (Tensor){0}, want = tensor_new3(3, 3, 4);
     STUDENT(tensor_free(&want); want = fill_attend());
     int same = att.ndim == 3 && att.shape[0] == 3 && att.shape[1] == 3 && att.shape[2] == 4;
     for (long i = 0; i < want.size && same; i++)
