@@ -589,6 +589,74 @@ static void test_fill_program(const char *tmp) {
     refuses(program_path("fill_values"), ARGS("--causal"), "--causal", "fill_values refuses --causal");
 }
 
+/* ---- numbers the chapter states, against the programs ------------------------ */
+
+/* chapters/03-selfatt-v3.md as one line (newlines read as spaces), or NULL. */
+static char *chapter_text(void) {
+    FILE *f = fopen("chapters/03-selfatt-v3.md", "rb");
+    if (!f) return NULL;
+    static char text[1 << 17];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    for (char *c = text; *c; c++) if (*c == '\n') *c = ' ';
+    return text;
+}
+
+/* The numbers printed between `from` and `to` in s: how many, and how many are not 0. */
+static void count_printed(const char *s, const char *from, const char *to, int *all, int *nonzero) {
+    const char *p = s ? strstr(s, from) : NULL, *end = p ? strstr(p, to) : NULL;
+    *all = *nonzero = 0;
+    for (p = p ? p + strlen(from) : NULL; p && p < end; p++) {
+        if (!(*p >= '0' && *p <= '9') || (p[-1] >= '0' && p[-1] <= '9') || p[-1] == '.') continue;
+        char *after;
+        double v = strtod(p, &after);
+        (*all)++, *nonzero += v != 0.0;
+        p = after - 1;
+    }
+}
+
+static void test_chapter_numbers(void) {
+    const char *text = chapter_text();
+    ok(text != NULL, "chapters/03-selfatt-v3.md can be read from the top of the book");
+
+    /* "After dropout, 20 of the 24 visible weights survived (the expectation is `0.9 * 24 = 21.6`)" */
+    int kept = -1, visible = -1, again = -1, all, seen, survived;
+    const char *at = text ? strstr(text, "After dropout, ") : NULL;
+    if (at) sscanf(at, "After dropout, %d of the %d visible weights survived (the expectation is `0.9 * %d",
+                   &kept, &visible, &again);
+    int status = run("selfatt_v3", ARGS("--train"));
+    count_printed(run_out, "attention_weight:", "training:", &all, &seen);
+    count_printed(run_out, "after dropout:", "row sums", &all, &survived);
+    ok(status == 0 && kept == survived && visible == seen && again == seen,
+       "the chapter's count of the weights that survive dropout in selfatt_v3 --train is what the program prints");
+    if (kept != survived || visible != seen) diag("chapter: %d of %d; program: %d of %d", kept, visible, survived, seen);
+
+    /* the table of the three fill policies: fill_values' maps, to the digits it shows */
+    static const char *const rows[3] = { "| replace by `-1e20` |", "| replace by `-inf` |", "| add `-10000` |" };
+    Tensor att = tensor_new3(3, 3, 4);
+    STUDENT(tensor_free(&att); att = fill_attend());
+    int cells = 0, wrong = 0;
+    for (int p = 0; p < 3; p++) {
+        const char *c = text ? strstr(text, rows[p]) : NULL;
+        for (c = c ? c + strlen(rows[p]) : NULL; c && cells < 12 * (p + 1); c++) {
+            if (*c == '|' && c[1] == ' ' && (c[2] == '|' || c[2] == ' ')) break;   /* the end of the row */
+            double v;
+            char *after;
+            if (!strncmp(c, "NaN", 3)) v = NAN, after = (char *)c + 3;
+            else if (*c >= '0' && *c <= '9') v = strtod(c, &after);
+            else continue;
+            float got = att.data[cells++];
+            wrong += isnan(v) ? !isnan(got) : !(fabs(got - v) <= 0.5e-4);
+            c = after - 1;
+        }
+    }
+    ok(cells == 36 && wrong == 0, "the chapter's table of the three fill policies holds fill_values' 36 weights, "
+                                  "to the digits it shows");
+    if (cells != 36 || wrong) diag("%d cells read, %d differ", cells, wrong);
+    tensor_free(&att);
+}
+
 /* Tested through the programs, not called here. */
 static void unused_here(void) {
     (void)selfatt_v2_load; (void)selfatt_v2_print; (void)selfatt_v2_dump;
@@ -610,6 +678,7 @@ int main(void) {
     TEST_GROUP(test_is_v2());
     TEST_GROUP(test_program(tmp));
     TEST_GROUP(test_fill_program(tmp));
+    TEST_GROUP(test_chapter_numbers());
 
     remove_tree(tmp);
     done_testing();
