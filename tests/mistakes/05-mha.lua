@@ -36,4 +36,11 @@ for (long bh = 0; bh < (long)B * H; bh++)
             for (int i = 0; i < hd; i++) dot += qh.data[(bh * T + t) * hd + i] * kh.data[(bh * T + s) * hd + i];
             att[(bh * T + t) * T + s] = dot / sqrtf((float)hd);
         }]] },
+  { exercise = "5.6", chapter = "chapters/05-mha.md",
+    mistake = "k where v belongs: vh split from the keys (a line copied and not changed)",
+    from = "split_heads(vh.data, v.data, B, T, H, hd);      // and the values",
+    to = "split_heads(vh.data, k.data, B, T, H, hd);" },
+  { exercise = "5.6", chapter = "chapters/05-mha.md",
+    mistake = "the scale 1/hd instead of 1/sqrt(hd)",
+    from = "1.0f / sqrtf((float)hd));", to = "1.0f / (float)hd);" },
 }

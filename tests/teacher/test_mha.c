@@ -90,7 +90,7 @@ static void eval_case(const char *what, int B, int T, int D, int H, uint64_t see
     Tensor att = tensor_new(4, (int[]){ B, H, T, T }), drop = tensor_new(4, (int[]){ B, H, T, T });
     Tensor out = tensor_new3(B, T, D);
     double *ratt = calloc(att.size, sizeof(double)), *rout = calloc(out.size, sizeof(double));
-    mha_forward(out.data, att.data, drop.data, &m, x.data, mask, 0.0f, NULL, B, T);
+    STUDENT(mha_forward(out.data, att.data, drop.data, &m, x.data, mask, 0.0f, NULL, B, T));
     ref_mha(rout, ratt, &m, &x, mask, NULL, B, T);
     close_ok(att.data, ratt, att.size, 1e-6, 0, "%s: the weights (B, H, T, T) match a head-by-head double reference", what);
     close_ok(out.data, rout, out.size, 1e-5, 0, "%s: the output matches the reference", what);
@@ -148,7 +148,7 @@ static void test_train(void) {
     double *want = calloc(att.size, sizeof(double));
     Rng rng;
     rng_seed(&rng, 8);
-    mha_forward(out.data, att.data, drop.data, &m, x.data, &keys, p, &rng, B, T);
+    STUDENT(mha_forward(out.data, att.data, drop.data, &m, x.data, &keys, p, &rng, B, T));
     ref_mha(rout, ratt, &m, &x, &keys, drop.data, B, T);
     for (long i = 0; i < att.size; i++) want[i] = drop.data[i] == 0.0f ? 0.0 : ratt[i] / (1.0 - p);
     close_ok(drop.data, want, att.size, 2e-6, 0,

@@ -86,7 +86,7 @@ static void check(int B, int T, int D, uint64_t seed, const Tensor *mask, const 
     selfatt_v4_make(&m, &x, &pad, &a);
     Tensor att = tensor_new3(B, T, T), drop = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
     double *ratt = calloc(att.size, sizeof *ratt), *rout = calloc(out.size, sizeof *rout), *v = calloc(out.size, sizeof *v);
-    selfatt_v4_forward(out.data, att.data, drop.data, &m, x.data, mask, 0.0f, NULL, B, T);
+    STUDENT(selfatt_v4_forward(out.data, att.data, drop.data, &m, x.data, mask, 0.0f, NULL, B, T));
     ref_weights(ratt, v, &m, x.data, mask, B, T);
     ref_output(rout, &m, ratt, v, B, T);
     double ew = worst(att.data, ratt, att.size), eo = worst(out.data, rout, out.size);
@@ -114,7 +114,7 @@ static void check_train(void) {
     Rng r, copy;
     rng_seed(&r, 4242);
     copy = r;
-    selfatt_v4_forward(out.data, att.data, drop.data, &m, x.data, &keys, p, &r, B, T);
+    STUDENT(selfatt_v4_forward(out.data, att.data, drop.data, &m, x.data, &keys, p, &r, B, T));
     ref_weights(ratt, v, &m, x.data, &keys, B, T);
     memcpy(want.data, att.data, (size_t)att.size * sizeof(float));
     dropout(want.data, want.size, p, &copy);              /* what att_drop must hold */
