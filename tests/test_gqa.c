@@ -186,7 +186,7 @@ static void test_grouping_is_repeat(void) {
     Tensor o1 = tensor_new3(B, T, D), o2 = tensor_new3(B, T, D);
     STUDENT(gqa_forward(o1.data, a1.data, &m, x.data, &causal, B, T));
     STUDENT(gqa_forward(o2.data, a2.data, &rep, x.data, &causal, B, T));
-    ok(same_floats(a1.data, a2.data, a1.size) && same_floats(o1.data, o2.data, o1.size),
+    ok(written(a1.data, a1.size) && same_floats(a1.data, a2.data, a1.size) && same_floats(o1.data, o2.data, o1.size),
        "G = 2 grouped gives exactly the bits of its key/value heads repeat_interleaved to G = H = 6");
     tensor_free(&a1); tensor_free(&a2); tensor_free(&o1); tensor_free(&o2); tensor_free(&causal);
     tensor_free(&x);
