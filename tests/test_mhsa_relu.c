@@ -55,6 +55,24 @@ static void reference(double *out, double *pre, double *att, const MhsaRelu *m, 
     free(x); free(q); free(k); free(v); free(mixed);
 }
 
+/* DIR/NAME.npy, or an empty Tensor (data NULL) if the run that was to write it
+ * stopped first (at a stub, in a handout): the test reading it then fails
+ * under its own name, instead of this process dying here. */
+static Tensor load_written(const char *dir, const char *name) {
+    char path[1100];
+    Tensor t = {0};
+    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    npy_try_load(path, NPY_MASK, &t);
+    return t;
+}
+
+/* 1 if the weights were written at all: a forward pass stopped at a stub (in a
+ * handout) leaves them zero, and a check of its zeros passes to no purpose. */
+static int written(const float *att, long n) {
+    for (long i = 0; i < n; i++) if (att[i] != 0.0f) return 1;
+    return 0;
+}
+
 static void make_case(MhsaRelu *m, Tensor *x, int B, int T, int D, int H, uint64_t seed) {
     Args a = { .batch = B, .seq = T, .dim = D, .heads = H, .seed = seed };
     mhsa_relu_make(m, x, &a);
@@ -72,7 +90,7 @@ static void test_against_reference(void) {
         Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
         double *ratt = malloc(sizeof(double) * att.size), *rout = malloc(sizeof(double) * out.size);
         double *pre = malloc(sizeof(double) * out.size);
-        mhsa_relu_forward(out.data, att.data, &m, x.data, cases[c].causal, B, T);
+        STUDENT(mhsa_relu_forward(out.data, att.data, &m, x.data, cases[c].causal, B, T));
         reference(rout, pre, ratt, &m, x.data, cases[c].causal, B, T);
         close_ok(out.data, rout, out.size, 1e-5, 0, "(B, T, D, H) = (%d, %d, %d, %d)%s: the output matches the reference",
                  B, T, D, H, cases[c].causal ? ", causal" : "");
@@ -83,13 +101,14 @@ static void test_against_reference(void) {
             negative += pre[i] < -1e-5;
             exact += pre[i] < -1e-5 ? out.data[i] == 0.0f : pre[i] > 1e-5 ? out.data[i] > 0 : 1;
         }
-        ok(exact == out.size, "(B, T, D, H) = (%d, %d, %d, %d): the ReLU zeroes exactly the %ld negative outputs",
-           B, T, D, H, negative);
+        ok(exact == out.size, "(B, T, D, H) = (%d, %d, %d, %d)%s: the ReLU zeroes exactly the %ld negative outputs",
+           B, T, D, H, cases[c].causal ? ", causal" : "", negative);
         if (cases[c].causal) {
             long hidden = 0, zero = 0;
             for (long r = 0; r < (long)B * H * T; r++)
                 for (int s = (int)(r % T) + 1; s < T; s++) hidden++, zero += att.data[r * T + s] == 0.0f;
-            ok(zero == hidden, "the additive -10000 gives each of the %ld later keys exactly 0 here", hidden);
+            ok(written(att.data, att.size) && zero == hidden, "(B, T, D, H) = (%d, %d, %d, %d), causal: the additive "
+               "-10000 gives each of the %ld later keys exactly 0", B, T, D, H, hidden);
         }
         free(ratt); free(rout); free(pre);
         tensor_free(&att); tensor_free(&out); tensor_free(&x);
@@ -116,7 +135,7 @@ static void test_huge_scores(void) {
     Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
     double *ratt = malloc(sizeof(double) * att.size), *rout = malloc(sizeof(double) * out.size);
     double *pre = malloc(sizeof(double) * out.size);
-    mhsa_relu_forward(out.data, att.data, &m, x.data, 1, B, T);
+    STUDENT(mhsa_relu_forward(out.data, att.data, &m, x.data, 1, B, T));
     reference(rout, pre, ratt, &m, x.data, 1, B, T);
 
     /* tell the rows apart by their raw scores q . k, projected again in double */
@@ -151,7 +170,23 @@ static void test_huge_scores(void) {
     mhsa_relu_free(&m);
 }
 
-/* About half of the outputs are zero, and whole columns tend to be. */
+/* The text of a chapter, its line breaks read as spaces (a sentence may wrap
+ * anywhere); "" if it cannot be read. The caller frees. */
+static char *chapter_text(const char *path) {
+    FILE *f = fopen(path, "rb");
+    char *text = calloc(1, 1 << 20);
+    size_t n = f ? fread(text, 1, (1 << 20) - 1, f) : 0;
+    if (f) fclose(f);
+    for (size_t i = 0; i < n; i++) if (text[i] == '\n') text[i] = ' ';
+    for (char *r = text, *w = text; ; r++) {          /* runs of spaces become one */
+        if (!(*r == ' ' && w > text && w[-1] == ' ')) *w++ = *r;
+        if (!*r) break;
+    }
+    return text;
+}
+
+/* About half of the outputs are zero, and whole columns tend to be; the chapter
+ * states both percentages. */
 static void test_zeros(void) {
     long zeros = 0, total = 0, dead = 0, columns = 0;
     for (int seed = 0; seed < 20; seed++) {
@@ -160,7 +195,7 @@ static void test_zeros(void) {
         Tensor x;
         make_case(&m, &x, B, T, D, H, 200 + seed);
         Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
-        mhsa_relu_forward(out.data, att.data, &m, x.data, 0, B, T);
+        STUDENT(mhsa_relu_forward(out.data, att.data, &m, x.data, 0, B, T));
         for (long i = 0; i < out.size; i++) zeros += out.data[i] == 0.0f;
         total += out.size;
         for (int j = 0; j < D; j++) {
@@ -174,7 +209,12 @@ static void test_zeros(void) {
     }
     double frac = (double)zeros / total, dead_frac = (double)dead / columns;
     ok(frac > 0.35 && frac < 0.65, "over 20 fresh modules, %.0f%% of the outputs are zero: about half", 100 * frac);
-    ok(dead_frac > 0.25, "and %.0f%% of the output columns are zero at all 32 positions", 100 * dead_frac);
+    ok(frac < 1 && dead_frac > 0.25, "and %.0f%% of the output columns are zero at all 32 positions", 100 * dead_frac);
+    char said[256], *text = chapter_text("chapters/08-variants.md");
+    snprintf(said, sizeof said, "the test counts %.0f%% of the outputs at zero, and %.0f%% of the columns zero at every one "
+             "of 32 positions", 100 * frac, 100 * dead_frac);
+    ok(strstr(text, said) != NULL, "chapter 8 says: %s", said);
+    free(text);
 }
 
 /* ---- scale_study: the same draws, recomputed in double --------------------------- */
@@ -221,13 +261,19 @@ static void test_scale_study(const char *tmp) {
     snprintf(d2, sizeof d2, "%s/study-again", tmp);
     snprintf(never, sizeof never, "%s/never", tmp);
     int status = run("scale_study", ARGS("--batch", "300", "--seq", "16", "--seed", "5", "--quiet", "--dump", d1));
-    Tensor t = load_npy(d1, "scale");
-    ok(status == 0 && t.ndim == 2 && t.shape[0] == 9 && t.shape[1] == 5, "scale_study --dump writes scale.npy, (9, 5)");
-    double want[45];
-    reference_study(want, 300, 16, 5);
-    close_ok(t.data, want, 45, 1e-6, 1e-4, "its table is the same draws computed again in double precision");
-    int spread = 1, flat = 1, rising = 1;
-    for (int i = 0; i < 9; i++) {
+    Tensor t = load_written(d1, "scale");
+    int table = status == 0 && t.ndim == 2 && t.shape[0] == 9 && t.shape[1] == 5;
+    ok(table, "scale_study --dump writes scale.npy, (9, 5)");
+    const char *again = "its table is the same draws computed again in double precision";
+    if (table) {
+        double want[45];
+        reference_study(want, 300, 16, 5);
+        close_ok(t.data, want, 45, 1e-6, 1e-4, "%s", again);
+    } else {                          /* the run stopped (at a stub, in a handout): no table */
+        ok(0, "%s", again);
+    }
+    int spread = table, flat = table, rising = table;
+    for (int i = 0; table && i < 9; i++) {
         const float *r = t.data + i * 5;
         spread &= fabs(r[1] / sqrt(r[0]) - 1) < 0.1;
         flat &= fabs(r[2] - 1) < 0.1 && r[4] > 0.15 && r[4] < 0.35;
@@ -235,13 +281,13 @@ static void test_scale_study(const char *tmp) {
     }
     ok(spread, "the std of q.k is sqrt(d) within 10%% at every width, 4 to 1024");
     ok(flat, "scaled, the std stays within 10%% of 1 and the largest weight between 0.15 and 0.35");
-    ok(rising && t.data[8 * 5 + 3] > 0.9, "unscaled, the largest weight rises with d, to %.3f at d = 1024", t.data[8 * 5 + 3]);
+    ok(rising && t.data[8 * 5 + 3] > 0.9, "unscaled, the largest weight rises with d, to %.3f at d = 1024", table ? t.data[8 * 5 + 3] : 0.0);
     tensor_free(&t);
 
     run("scale_study", ARGS("--batch", "300", "--seq", "16", "--seed", "5", "--quiet", "--dump", d2));
     snprintf(p1, sizeof p1, "%s/scale.npy", d1);
     snprintf(p2, sizeof p2, "%s/scale.npy", d2);
-    ok(same_file(p1, p2), "the same seed gives the same bytes");
+    ok(table && same_file(p1, p2), "the same seed gives the same bytes");
     status = run("scale_study", ARGS("--batch", "50", "--seq", "4"));
     ok(status == 0 && strstr(run_out, "50 queries per width, each against 4 keys") && strstr(run_out, "  1024 ") &&
        strstr(run_out, "a uniform row of 4 keys: 0.2500"), "scale_study prints its table, d = 4 .. 1024");
@@ -275,26 +321,27 @@ static void test_program(const char *tmp) {
         if (!same_file(p1, p2)) { all_same = 0; diag("%s differs", files[i]); }
     }
     ok(all_same, "--load of a --causal --dump, with --causal again, reproduces all eleven files byte for byte");
-    snprintf(p1, sizeof p1, "%s/mask.npy", d1);
-    ok(!file_exists(p1), "no mask file: the seed's mask is made from T inside forward");
+    snprintf(p1, sizeof p1, "%s/out.npy", d1);
+    snprintf(p2, sizeof p2, "%s/mask.npy", d1);
+    ok(file_exists(p1) && !file_exists(p2), "no mask file: the seed's mask is made from T inside forward");
     status = run("mhsa_relu", ARGS("--load", d1, "--heads", "2", "--quiet", "--dump", d2));
-    Tensor a1 = load_npy(d1, "attn"), a2 = load_npy(d2, "attn");
-    ok(status == 0 && memcmp(a1.data, a2.data, sizeof(float) * a1.size) != 0, "the same files without --causal attend to later keys");
+    Tensor a1 = load_written(d1, "attn"), a2 = load_written(d2, "attn");
+    ok(status == 0 && a1.data && a2.data && a1.size == a2.size && memcmp(a1.data, a2.data, sizeof(float) * a1.size) != 0,
+       "the same files without --causal attend to later keys");
     tensor_free(&a1); tensor_free(&a2);
 
     refuses(prog, ARGS("--heads", "3"), "does not divide", "--heads 3 with D = 8 is refused");
     refuses(prog, ARGS("--kv-seq", "4"), "--kv-seq", "--kv-seq is refused: self-attention");
     refuses(prog, ARGS("--train"), "--train", "--train is refused: seed 003 has no dropout");
+    mkdir(d1, 0777);                  /* there even if the run stopped at a stub, for the files written below */
     Tensor bad = tensor_new2(3, 8);
     snprintf(p1, sizeof p1, "%s/x.npy", d1);
     npy_save(p1, &bad);
     tensor_free(&bad);
     refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "x.npy", "a 2-d x is refused, naming x.npy");
-    {                                                
-        Tensor x = load_npy(d2, "x");
-        npy_save(p1, &x);
-        tensor_free(&x);
-    }
+    Tensor x = load_written(d2, "x");                  /* put back, if the dump wrote it */
+    if (x.data) npy_save(p1, &x);
+    tensor_free(&x);
     snprintf(p1, sizeof p1, "%s/wo.0.weight.npy", d1);
     remove(p1);
     refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "wo.0.weight", "a missing wo.0.weight is refused, naming it");

@@ -3,8 +3,9 @@ nn.Sequential (hence the keys wq.0.weight ...), no 1/sqrt(d) scale, a ReLU after
 the output projection, and with masked=True (the program's --causal) -10000
 added to the scores of later keys.
 
-The seed's bug is fixed: its forward uses t, which only exists inside split,
-so masked=True raised NameError; here t = x.shape[1].
+The seed's bug is fixed: its forward builds the mask from t before it sets t
+(n, t, _, _ = v.shape comes later), so masked=True raised UnboundLocalError;
+here t = x.shape[1] first.
 """
 import torch
 import torch.nn as nn
@@ -30,7 +31,7 @@ class MultiHeadSelfAttention(nn.Module):
         q, k, v = self.split(self.wq(x)), self.split(self.wk(x)), self.split(self.wv(x))
         scores = q @ torch.permute(k, (0, 1, 3, 2))
         if self.masked:
-            t = x.shape[1]                        # the seed's missing line
+            t = x.shape[1]                        # the seed sets t only below
             scores = scores + (torch.triu(torch.ones(t, t), diagonal=1) * -10000)[None][None]
         alpha = torch.softmax(scores, dim=-1)
         v = torch.permute(alpha @ v, (0, 2, 1, 3))

@@ -104,7 +104,7 @@ static void check(const char *what, int B, int H, int T, int S, int D, uint64_t 
     int shape[4] = { B, H, T, S };
     Tensor att = tensor_new(4, shape), drop = tensor_new(4, shape), out = tensor_new3(B, T, D);
     double *ratt = malloc(sizeof *ratt * att.size), *rout = malloc(sizeof *rout * out.size);
-    cross_attention_forward(out.data, att.data, drop.data, &m, q.data, k.data, v.data, mask, 0.0f, NULL, B, T, S);
+    STUDENT(cross_attention_forward(out.data, att.data, drop.data, &m, q.data, k.data, v.data, mask, 0.0f, NULL, B, T, S));
     reference(ratt, rout, &m, q.data, k.data, v.data, mask, B, T, S);
     double ea = worst(att.data, ratt, att.size), eo = worst(out.data, rout, out.size);
     ok(ea <= 1e-6 && eo <= 1e-5, "%s: (B, H, T, S, D) = (%d, %d, %d, %d, %d), weights and output match the reference",

@@ -86,7 +86,7 @@ static void check(const char *what, int B, int T, int D, int H, int causal, uint
     Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
     double *ratt = malloc(sizeof *ratt * att.size), *raw = malloc(sizeof *raw * att.size);
     double *rout = malloc(sizeof *rout * out.size);
-    mhsa_relu_forward(out.data, att.data, &m, x.data, causal, B, T);
+    STUDENT(mhsa_relu_forward(out.data, att.data, &m, x.data, causal, B, T));
     reference(ratt, rout, raw, &m, x.data, causal, B, T);
     int above = 0, below = 0;
     for (long r = 0; r < (long)B * H * T; r++) {

@@ -80,7 +80,7 @@ static void check_case(const char *what, int B, int T, int D, int H, uint64_t se
     for (long i = 0; i < m.k_w.size; i++) m.k_w.data[i] *= sharpen;
     Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
     double *ratt = calloc(att.size, sizeof(double)), *rout = calloc(out.size, sizeof(double));
-    mqa_forward(out.data, att.data, &m, x.data, mask, B, T);
+    STUDENT(mqa_forward(out.data, att.data, &m, x.data, mask, B, T));
     ref_mqa(rout, ratt, &m, &x, mask, B, T);
     close_ok(att.data, ratt, att.size, 1e-6, 0, "%s: the weights (B, H, T, T) match a head-by-head double reference", what);
     close_ok(out.data, rout, out.size, 1e-5, 0, "%s: the output matches the reference", what);
