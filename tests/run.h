@@ -26,6 +26,7 @@
  *                                  DIR/NAME.npy by name (any dtype interface.md
  *                                  reads, as float), e.g. to rename a dump's files
  *                                  for another program's --load
+ *   load_written(dir, name)        DIR/NAME.npy, or an empty Tensor if no run wrote it
  *   STUDENT(call)                  a call into a chapter's code that a student
  *                                  writes (a forward pass): if it reaches a
  *                                  stub, the stub is noted (tap.h) and the test
@@ -239,6 +240,17 @@ RUN_FN void save_npy(const char *dir, const char *name, const Tensor *t) {
     char path[1100];
     snprintf(path, sizeof path, "%s/%s.npy", dir, name);
     npy_save(path, t);
+}
+
+/* DIR/NAME.npy, or an empty Tensor (data NULL) if the run that was to write it
+ * stopped first (at a stub, in a handout): the test reading it then fails, or
+ * is skipped, under its own name, instead of this process dying here. */
+RUN_FN Tensor load_written(const char *dir, const char *name) {
+    char path[1100];
+    Tensor t = {0};
+    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    npy_try_load(path, NPY_MASK, &t);
+    return t;
 }
 
 /* FROM_DIR/FROM.npy copied to TO_DIR/TO.npy (TO_DIR is created if missing). */

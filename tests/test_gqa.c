@@ -242,17 +242,6 @@ static void test_mask_shapes(void) {
     gqa_free(&m);
 }
 
-/* DIR/NAME.npy, or an empty Tensor (data NULL) if the run that was to write it
- * stopped first (at a stub, in a handout): the test reading it then fails
- * under its own name, instead of this process dying here. */
-static Tensor load_written(const char *dir, const char *name) {
-    char path[1100];
-    Tensor t = {0};
-    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-    npy_try_load(path, NPY_MASK, &t);
-    return t;
-}
-
 /* DIR1/NAME1.npy -> DIR2/NAME2.npy, byte for byte; 0 if the source is missing. */
 static int copy_bytes(const char *d1, const char *n1, const char *d2, const char *n2) {
     char p1[1400], p2[1400];

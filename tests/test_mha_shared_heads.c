@@ -65,17 +65,6 @@ static int written(const float *att, long n) {
     return 0;
 }
 
-/* DIR/NAME.npy, or an empty Tensor (data NULL) if the run that was to write it
- * stopped first (at a stub, in a handout): the test reading it then fails
- * under its own name, instead of this process dying here. */
-static Tensor load_written(const char *dir, const char *name) {
-    char path[1100];
-    Tensor t = {0};
-    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-    npy_try_load(path, NPY_MASK, &t);
-    return t;
-}
-
 static void make_case(MhaSharedHeads *m, Tensor *q, Tensor *k, Tensor *v, int B, int T, int S, int D, int H,
                       uint64_t seed) {
     Args a = { .batch = B, .seq = T, .kv_seq = S, .dim = D, .heads = H, .seed = seed };

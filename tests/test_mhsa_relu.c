@@ -55,17 +55,6 @@ static void reference(double *out, double *pre, double *att, const MhsaRelu *m, 
     free(x); free(q); free(k); free(v); free(mixed);
 }
 
-/* DIR/NAME.npy, or an empty Tensor (data NULL) if the run that was to write it
- * stopped first (at a stub, in a handout): the test reading it then fails
- * under its own name, instead of this process dying here. */
-static Tensor load_written(const char *dir, const char *name) {
-    char path[1100];
-    Tensor t = {0};
-    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-    npy_try_load(path, NPY_MASK, &t);
-    return t;
-}
-
 /* 1 if the weights were written at all: a forward pass stopped at a stub (in a
  * handout) leaves them zero, and a check of its zeros passes to no purpose. */
 static int written(const float *att, long n) {

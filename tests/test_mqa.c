@@ -293,17 +293,6 @@ static int has_shape(const Tensor *t, int ndim, const int *shape) {
     return t->ndim == ndim && !memcmp(t->shape, shape, (size_t)ndim * sizeof(int));
 }
 
-/* DIR/NAME.npy, or an empty Tensor (data NULL) if the run that was to write it
- * stopped first (at a stub, in a handout): the test reading it then fails
- * under its own name, instead of this process dying here. */
-static Tensor load_written(const char *dir, const char *name) {
-    char path[1100];
-    Tensor t = {0};
-    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-    npy_try_load(path, NPY_MASK, &t);
-    return t;
-}
-
 static void test_program(const char *tmp) {
     char d1[600], d2[600], never[600], p1[1200], p2[1200];
     snprintf(d1, sizeof d1, "%s/one", tmp);
