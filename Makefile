@@ -12,10 +12,12 @@ VALGRIND ?= valgrind
 FUZZ_CC ?= clang#     make fuzz: a clang with libFuzzer (Debian: clang, libclang-rt-14-dev)
 FUZZ_SECONDS ?= 60#   make fuzz: how long each fuzzer runs
 V       ?= 0#         V=1 shows the commands
-CHAPTERS ?=#          make handout: the chapters whose exercises are cut out ("1 3"; empty: all)
-HANDOUT_DIR ?= build/handout#  make handout: where the student tree goes
+CHAPTERS ?=#          make handout: the chapters whose exercises are cut out ("1 3"; empty: all);
+#                     make grade: the chapters graded alone (empty: every chapter)
+HANDOUT_DIR ?= build/handout#  make handout: where the student tree goes (new, empty, or a handout made before)
 HANDOUT_KEEP_BUILD ?=#  make handout: 1 keeps the build/ of its compile check (stubs only)
-FORMAT  ?= text#      make grade: text, or json for an autograder
+EXERCISES ?=#        make check-mistakes: the exercises to check ("5.6 6.7"; empty: all)
+FORMAT  ?= text#      make grade: text, json for an autograder, or tsv (one line per test)
 TEACHER_TESTS ?= tests/teacher#  hidden tests (test_NAME.c) that make test and make grade add
 # ---- end of user settings -------------------------------------------------
 
@@ -27,8 +29,8 @@ endif
 # declared in mk/NN-name.mk, included below.
 CHAPTER_FILES := $(sort $(wildcard chapters/*.md))
 # Tests that are scripts: the tangler, handouts, the chapters' shell sessions,
-# every program's --help and flags, PyTorch.
-SCRIPT_TESTS := tests/tangle_test.lua tests/handout_test.lua tests/transcripts_test.lua tests/cli_test.lua tests/pytorch_check.sh
+# every program's --help and flags, the grading and summary tools, PyTorch.
+SCRIPT_TESTS := tests/tangle_test.lua tests/handout_test.lua tests/tools_test.lua tests/transcripts_test.lua tests/cli_test.lua tests/pytorch_check.sh
 
 ifeq ($(MODE),release)
   OUT := build
@@ -69,6 +71,9 @@ TEST_BINS := $(TESTS:%=$(TESTBIN)/%) $(TEACHER_BINS)
 TANGLED  := $(SRC)/tensor.h $(SRC)/tensor.c $(PROGRAMS:%=$(SRC)/%.c) $(EXTRA_PROGRAMS:%=$(SRC)/%.c) $(BENCHES:%=$(SRC)/%.c)
 Q        := $(if $(filter 1,$(V)),,@)
 say       = @printf '  %-7s %s\n' '$(1)' '$(2)'
+# $(call quote,TEXT): TEXT as one word for the shell, in single quotes (for a
+# path the user names, which may hold spaces).
+quote     = '$(subst ','\'',$(1))'
 
 # Any sanitizer report is fatal: the process aborts (exit status 134), in the
 # test binaries, in the children they fork and in every program they run, so no
@@ -97,16 +102,22 @@ FUZZ_OPTIONS_npy    := -close_fd_mask=2 -max_len=4096 -dict=tests/fuzz/npy.dict
 FUZZ_OPTIONS_mask   := -close_fd_mask=2 -max_len=512
 FUZZ_OPTIONS_tangle := -max_len=4096 -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/tangle.dict
 
-.PHONY: all help programs run figures test test-valgrind fuzz html clean tools handout grade check-handout bench
+.PHONY: all help programs run figures test test-valgrind fuzz html clean tools handout grade check-handout \
+        check-mistakes check-cross bench
 .DELETE_ON_ERROR:
 
 ## Build everything: tangle the chapters, compile, run every program, draw every figure.
+# It ends with a few lines saying what was built and what to run next (in a
+# handout: the exercises still to do); no other target prints them.
 all: programs run $(if $(HANDOUT),,figures)
+	@$(LUA) tools/summary.lua $(OUT) '$(PROGRAMS)' '$(PROGRAMS) $(EXTRA_PROGRAMS) $(BENCHES)' \
+	    $(words $(FIGURES)) $(if $(HANDOUT),'$(ASSIGNED)')
 
 ## List the targets.
 help:
-	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$1,t,":"); printf "  make %-13s %s\n", t[1], doc}; doc=""}' Makefile
+	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$1,t,":"); printf "  make %-15s %s\n", t[1], doc}; doc=""}' Makefile
 	@echo "  Settings: MODE=release|debug  CC=...  V=1 (show commands)  FUZZ_SECONDS=60"
+	@echo "  Classes:  CHAPTERS=\"1 3\" (handout, grade)  HANDOUT_DIR=DIR (new, empty or a handout)  FORMAT=text|json|tsv (grade)"
 
 ## Tangle the chapters and compile every program into build/bin.
 programs: $(PROGRAMS:%=$(BIN)/%) $(EXTRA_PROGRAMS:%=$(BIN)/%) $(BENCHES:%=$(BIN)/%)
@@ -150,28 +161,50 @@ fuzz: $(FUZZERS:%=build/fuzz/fuzz_%)
 	        tail -40 build/fuzz/$$f.log >&2; exit 1; fi; \
 	done
 
-## Grade: run the TAP suite, print passed/total per chapter and exercise (FORMAT=json for an autograder).
+## Grade: run the TAP suite, print passed/total per chapter and exercise (CHAPTERS="5": those alone; FORMAT=json|tsv).
+# The build is quiet (its output is shown only when it fails), and so are the
+# tests: their diagnostics go to $(GRADE_LOG), which the report names when a
+# test failed. In a handout the assigned chapters' total is added.
+GRADE_LOG := $(OUT)/grade/tests.log
 grade: tools
-	$(Q)$(MAKE) --no-print-directory programs $(TEST_BINS) >&2
-	$(Q)$(LUA) tools/grade.lua --format $(FORMAT) $(TEST_BINS) $(SCRIPT_TESTS)
+	$(Q)mkdir -p $(OUT)/grade
+	$(Q)$(MAKE) --no-print-directory programs $(TEST_BINS) > $(OUT)/grade/build.log 2>&1 || \
+	    { cat $(OUT)/grade/build.log >&2; echo "make grade: the build failed, nothing graded (log: $(OUT)/grade/build.log)" >&2; exit 1; }
+	$(Q)ABH_TEACHER_TESTS=$(call quote,$(TEACHER_TESTS)) $(LUA) tools/grade.lua --format $(call quote,$(FORMAT)) --log $(GRADE_LOG) \
+	    $(if $(strip $(CHAPTERS)),--chapters $(call quote,$(strip $(CHAPTERS))),$(if $(HANDOUT),--assigned '$(ASSIGNED)')) \
+	    $(TEST_BINS) $(SCRIPT_TESTS)
 
 ## Make a student handout in HANDOUT_DIR; CHAPTERS="1 3" cuts those chapters' exercises (default: all).
+# HANDOUT_DIR must be new, empty, or a handout made before (.abh-handout at its
+# top, which is kept out of the handout's git commit): tools/handout.lua
+# refuses anything else before it deletes or writes a thing. The compile
+# check's log goes to build/, never beside HANDOUT_DIR.
+HANDOUT_LOG := build/handout-check.log
 handout: tools
 	$(call say,HANDOUT,$(HANDOUT_DIR) from chapters $(or $(CHAPTERS),(all)))
-	$(Q)$(LUA) tools/handout.lua -o $(HANDOUT_DIR) $(CHAPTERS)
+	$(Q)$(LUA) tools/handout.lua -o $(call quote,$(HANDOUT_DIR)) $(CHAPTERS)
 	$(call say,CHECK,the stubs compile with -Werror: make -C $(HANDOUT_DIR) programs)
-	$(Q)$(MAKE) --no-print-directory -C $(HANDOUT_DIR) MODE=release programs $(TESTS:%=$(TESTBIN)/%) > $(HANDOUT_DIR).log 2>&1 || \
-	    { cat $(HANDOUT_DIR).log >&2; echo "make handout: the handout does not compile (log: $(HANDOUT_DIR).log)" >&2; exit 1; }
-	$(Q)$(if $(HANDOUT_KEEP_BUILD),,rm -rf $(HANDOUT_DIR)/build)
+	$(Q)mkdir -p build && $(MAKE) --no-print-directory -C $(call quote,$(HANDOUT_DIR)) MODE=release programs $(TESTS:%=$(TESTBIN)/%) \
+	    > $(HANDOUT_LOG) 2>&1 || \
+	    { cat $(HANDOUT_LOG) >&2; echo "make handout: the handout does not compile (log: $(HANDOUT_LOG))" >&2; exit 1; }
+	$(Q)$(if $(HANDOUT_KEEP_BUILD),,rm -rf -- $(call quote,$(HANDOUT_DIR)/build))
 	$(Q)if command -v git >/dev/null; then \
-	    cd $(HANDOUT_DIR) && git init -q && git add -A && \
+	    cd $(call quote,$(HANDOUT_DIR)) && git init -q && mkdir -p .git/info && echo .abh-handout >> .git/info/exclude && git add -A && \
 	    git -c user.name="Attention by Hand" -c user.email=handout@attention-by-hand.invalid \
 	        commit -q -m "Attention by Hand: student handout (Exercises $$(sed -n 's/^EXERCISES := //p' mk/handout.mk))" && \
-	    printf '  %-7s %s\n' GIT "$(HANDOUT_DIR): a new repository, one commit, no history of the book"; fi
+	    printf '  %-7s %s\n' GIT $(call quote,$(HANDOUT_DIR))": a new repository, one commit, no history of the book"; fi
 
 ## Check handouts end to end (CHAPTERS="1 3": those; default each chapter alone, then all).
 check-handout: tools
 	$(Q)sh tools/check-handout.sh $(CHAPTERS)
+
+## Check that each exercise's own tests catch the mistakes in tests/mistakes/ (EXERCISES="5.6": those; V=1: which tests).
+check-mistakes: tools
+	$(Q)$(LUA) tools/check-mistakes.lua $(if $(filter 1,$(V)),-v) $(EXERCISES)
+
+## Cross-compile every program and test for arm64 (-Werror), run the tests under qemu-user.
+check-cross: tools
+	$(Q)sh tools/check-cross.sh
 
 ## Run the benchmarks (timings, not tests): each prints a table, kept in build/bench/NAME.txt.
 bench: $(BENCHES:%=$(BIN)/%)
@@ -200,7 +233,7 @@ build/book.html: book.md $(BOOK_FILES) $(if $(HANDOUT),,$(FIGURES)) tools/book-l
 	$(Q)$(PANDOC) -f commonmark_x -t html5 -s --toc --mathml --highlight-style=tango --self-contained \
 	    --resource-path=.:chapters --metadata pagetitle="Attention by Hand" \
 	    --lua-filter tools/book-links.lua $(BOOK_FILES:%=-M chapters=%) book.md $(BOOK_FILES) -o $@.tmp
-	$(Q)sh tools/check-html.sh $@.tmp $(BOOK_FILES)
+	$(Q)sh tools/check-html.sh --name $@ $@.tmp $(BOOK_FILES) || { rm -f $@.tmp; exit 1; }
 	$(Q)mv $@.tmp $@
 
 # ---- tangling: one stamp for all chapters; the tangler rewrites only the

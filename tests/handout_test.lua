@@ -4,7 +4,10 @@
 -- Each test writes a small book into a scratch directory (two chapters, their
 -- solutions, a teacher's test, a README and a CI script), makes a handout of
 -- it, and checks one rule: what is cut, what is kept, what is left out, what
--- is refused. The end-to-end check of the real book is tools/check-handout.sh.
+-- is refused, where it may write, what its README says. The last tests run
+-- the real Makefile's `make handout` on the small book (TESTS= leaves its
+-- compile check nothing to compile). The end-to-end check of the real book is
+-- tools/check-handout.sh.
 
 local count, failures = 0, 0
 
@@ -97,6 +100,8 @@ local function small_book(changes)
     ["solutions/01-one.md"] = "# Solutions to chapter 1\n\nThe answer doubles the sum.\n",
     ["solutions/02-two.md"] = "# Solutions to chapter 2\n\nSee [chapter 1's](01-one.md).\n",
     ["tests/teacher/test_one.c"] = "/* hidden */\n",
+    ["tests/mistakes/01-one.lua"] = "return {{from = [[return sum_of_both * 2;]], to = [[return 2;]]}}\n",
+    ["tools/check-mistakes.lua"] = "-- makes the mistakes of tests/mistakes\n",
     ["tests/test_one.c"] = "/* public */\n",
     ["README.md"] = "# The developers' README\n",
     [".ci/run"] = "#!/bin/sh\nmake test\n",
@@ -109,11 +114,18 @@ local function small_book(changes)
   return dir
 end
 
--- Make a handout of the book in `dir` with `args`; return status, stdout, stderr.
-local function handout(dir, args)
+-- Make a handout of the book in `dir` with `args` into `outdir` (default
+-- out, relative to `dir`); return status, stdout, stderr.
+local function handout(dir, args, outdir)
   local err_path = TMP .. "/stderr"
-  local out, status = sh(("cd %s && lua5.4 %s -o out %s 2>%s"):format(q(dir), q(ROOT .. "/tools/handout.lua"), args, q(err_path)))
+  local out, status = sh(("cd %s && lua5.4 %s -o %s %s 2>%s"):format(q(dir), q(ROOT .. "/tools/handout.lua"),
+    q(outdir or "out"), args, q(err_path)))
   return status, out, read(err_path) or ""
+end
+
+-- Every file under `dir` (relative paths, sorted, one per line), or "".
+local function tree(dir)
+  return (sh(("cd %s 2>/dev/null && find . -type f ! -path './.git/*' | sed 's|^\\./||' | sort"):format(q(dir))))
 end
 
 io.write("TAP version 13\n")
@@ -135,6 +147,8 @@ do  -- chapter 1 assigned
   ok(read(dir .. "/out/solutions/02-two.md"), "another chapter's worked solutions stay")
   is(read(dir .. "/out/chapters/02-two.md"), CHAPTER_2, "a chapter not assigned is copied as it is")
   is(read(dir .. "/out/tests/teacher/test_one.c"), nil, "the teachers' hidden tests are left out")
+  ok(not read(dir .. "/out/tests/mistakes/01-one.lua") and not read(dir .. "/out/tools/check-mistakes.lua"),
+     "so are the mistakes the exercises' tests must catch, which quote the solutions, and their check")
   is(read(dir .. "/out/tests/test_one.c"), "/* public */\n", "the public tests stay")
   is(read(dir .. "/out/.ci/run"), nil, "the book's CI is left out")
   ok((read(dir .. "/out/README.md") or ""):find("^# Attention by Hand: student handout"), "the README is the students'")
@@ -190,5 +204,129 @@ do  -- refusals: one line, nothing written
   is(sh("ls " .. q(dir) .. "/out 2>/dev/null"), "", "and nothing is written")
 end
 
+do  -- where a handout may go: new, empty, or a handout made before; nothing else
+  local dir = small_book()
+  local status = handout(dir, "1")
+  ok(status == 0 and read(dir .. "/out/.abh-handout"), "a handout is marked: .abh-handout at its top")
+
+  write(dir .. "/notes/notes.txt", "my notes\n")
+  local err
+  status, _, err = handout(dir, "1", "notes")
+  ok(status == 1 and err == "handout: notes is not empty and is not a handout made before (it has no .abh-handout): nothing deleted or written; name a new or empty directory\n",
+     "a directory holding something else is refused in one line naming it", err)
+  is(tree(dir .. "/notes"), "notes.txt\n", "and nothing in it is deleted or written")
+
+  sh("mkdir -p " .. q(dir .. "/empty"))
+  status = handout(dir, "1", "empty")
+  ok(status == 0 and read(dir .. "/empty/chapters/01-one.md"), "an empty directory takes the handout")
+
+  write(dir .. "/a-file", "mine\n")
+  status, _, err = handout(dir, "1", "a-file")
+  ok(status == 1 and err == "handout: a-file exists and is not a directory: nothing written\n", "a file is refused", err)
+  is(read(dir .. "/a-file"), "mine\n", "and left as it was")
+
+  sh(("ln -s notes %s"):format(q(dir .. "/link")))
+  status, _, err = handout(dir, "1", "link")
+  ok(status == 1 and err:find("^handout: link is a symbolic link: nothing written"), "a symbolic link is refused", err)
+  is(tree(dir .. "/notes"), "notes.txt\n", "and what it points to is untouched")
+
+  -- a handout is itself a book: made from inside it, . and .. hold the book
+  local before = tree(dir .. "/out")
+  status, _, err = handout(dir .. "/out", "1", ".")
+  ok(status == 1 and err == "handout: . holds the book the handout is made from: nothing written (name a new directory)\n",
+     "a handout cannot be made over the book it is made from, even when that book is a handout", err)
+  status = handout(dir .. "/out", "1", "..")
+  is(status, 1, "nor over a directory that holds the book")
+  is(tree(dir .. "/out"), before, "and nothing of the book is deleted")
+end
+
+do  -- a handout kept inside the book is not part of the next one
+  local dir = small_book()
+  handout(dir, "1", "inside")
+  local status, _, err = handout(dir, "1", "inside")
+  ok(status == 0, "a handout inside the book can be made again over itself", err)
+  is(read(dir .. "/inside/inside/README.md"), nil, "and it does not copy the old handout into the new one")
+end
+
+-- A chapter with two regions: one whose marker lists names, one without.
+local CHAPTER_1_FORMS = CHAPTER_1:gsub("\n## Exercises", [[
+
+```c {chunk="Check"}
+// <<Check>>=
+// BEGIN SOLUTION Exercise 1.1
+int checked_twice_over = 1;
+// END SOLUTION Exercise 1.1
+```
+
+## Exercises]]):gsub("%}\n```\n", "}\n<<Check>>\n```\n", 1)
+
+do  -- the README shows the stubs as the handout has them, and what they reach
+  local dir = small_book{["chapters/01-one.md"] = CHAPTER_1_FORMS,
+                         ["tests/test_two.c"] = '#include "two.c"\nint main(void) { return run("one", NO_ARGS); }\n'}
+  local status, _, err = handout(dir, "1")
+  is(status, 0, "a chapter with a named and an unnamed region is handed out", err)
+  local readme = read(dir .. "/out/README.md") or ""
+  ok(readme:find("\n    // BEGIN SOLUTION Exercise 1.1\n    NOT_IMPLEMENTED(\"Exercise 1.1\");\n    // END SOLUTION Exercise 1.1\n", 1, true),
+     "the README shows a stub without names, as the handout has it", readme)
+  ok(readme:find("\n    // BEGIN SOLUTION Exercise 1.1 (a, b)\n    NOT_IMPLEMENTED(\"Exercise 1.1\", a, b);\n    // END SOLUTION Exercise 1.1\n", 1, true),
+     "and one with the names its marker lists", readme)
+  ok(not readme:find('NOT_IMPLEMENTED("Exercise N.M"', 1, true), "and no made-up stub form (\"Exercise N.M\", names)", readme)
+  local chapter = read(dir .. "/out/chapters/01-one.md") or ""
+  local lines = {}
+  local n = 0
+  for line in chapter:gmatch("([^\n]*)\n") do
+    n = n + 1
+    if line:find("NOT_IMPLEMENTED", 1, true) then lines[#lines + 1] = n end
+  end
+  local flat = readme:gsub("%s+", " ")
+  ok(#lines == 2 and flat:find(("chapters/01-one.md:%d NOT_IMPLEMENTED(\"Exercise 1.1\", a, b);"):format(lines[1]), 1, true)
+     and flat:find(("chapters/01-one.md:%d NOT_IMPLEMENTED(\"Exercise 1.1\");"):format(lines[2]), 1, true),
+     "the README lists every stub at its line of the handout's chapter", readme)
+  ok(flat:find("Exercise 1.1 (chapters/01-one.md) is code of one. Besides chapter 1's own tests, those of chapter 2 (tests/test_two.c) run it.", 1, true),
+     "the README says which other chapters' tests run an assigned exercise's code (read from the tests)", readme)
+  ok(readme:find('make grade CHAPTERS="1"', 1, true), "and how to grade the assigned chapters alone", readme)
+end
+
+-- The real Makefile in the small book: make handout with no programs to
+-- compile (TESTS= empties the compile check), so that it runs in a moment.
+local function with_makefile(dir)
+  for _, path in ipairs{"Makefile", "tools/handout.lua", "tools/deps.lua", "tools/ensure-tools.sh", "tools/summary.lua", "tangle/tangle.lua"} do
+    write(dir .. "/" .. path, read(ROOT .. "/" .. path))
+  end
+  return dir
+end
+
+local function make(dir, args)
+  local err_path = TMP .. "/make-stderr"
+  -- not the settings of a make that runs this test (make test V=1 ...): make
+  -- passes them down in MAKEFLAGS and in the environment
+  local out, status = sh(("cd %s && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory V=0 CHAPTERS= HANDOUT_KEEP_BUILD= TESTS= %s 2>%s")
+    :format(q(dir), args, q(err_path)))
+  return status, out, read(err_path) or ""
+end
+
+do  -- make handout: where it writes, and what it refuses
+  local dir = with_makefile(small_book())
+  local target = TMP .. "/made by make"
+  local status, out, err = make(dir, ("handout CHAPTERS=1 HANDOUT_DIR=%s"):format(q(target)))
+  ok(status == 0 and read(target .. "/chapters/01-one.md"), "make handout writes to a HANDOUT_DIR with a space in its name", out, err)
+  is(read(target .. ".log"), nil, "and writes no log beside it")
+  ok(read(dir .. "/build/handout-check.log"), "its compile check's log is in the book's build/")
+  if sh("command -v git"):find("git") then
+    local committed = sh(("git -C %s ls-files"):format(q(target)))
+    ok(committed:find("chapters/01-one.md", 1, true) and not committed:find(".abh-handout", 1, true) and read(target .. "/.abh-handout"),
+       "the handout's commit leaves out its marker, which stays in the directory", committed)
+  end
+  status, out, err = make(dir, ("handout CHAPTERS=1 HANDOUT_DIR=%s"):format(q(target)))
+  ok(status == 0 and out:find("GIT", 1, true), "make handout can be run again over the handout it made", out, err)
+
+  write(dir .. "/theirs/notes.txt", "my notes\n")
+  status, out, err = make(dir, "handout CHAPTERS=1 HANDOUT_DIR=theirs")
+  ok(status ~= 0 and err:find("^handout: theirs is not empty and is not a handout made before"),
+     "make handout refuses a directory holding something else", out, err)
+  is(tree(dir .. "/theirs"), "notes.txt\n", "deletes nothing in it and writes nothing")
+  is(read(dir .. "/theirs.log"), nil, "and writes no log beside it")
+end
+
 io.write("1..", count, "\n")
-os.exit(failures == 0 and 0 or 1)
+os.exit(failures == 0 and 0 or 1, true)   -- true: close the state, running `cleanup`

@@ -6,14 +6,21 @@
 #      compiles the stubs with -Werror);
 #   2. the handout is a git repository with one commit, and grep finds none
 #      of the assigned solutions' lines (10 characters or more) in it;
-#   3. in the handout, make succeeds and make grade fails with exactly the
+#   3. in the handout, make succeeds and ends with its summary, naming every
+#      assigned exercise still to do; make grade fails with exactly the
 #      assigned exercises' tests failing: every failed test is one of theirs,
 #      and none of theirs passes (they may all be skipped when they need
 #      another assigned exercise first: with chapter 0 assigned, every
-#      program stops at its softmax);
+#      program stops at its softmax); make grade FORMAT=tsv prints test
+#      lines and nothing else;
 #      make html renders the handout's book, links and figures checked (for
 #      the handout of every chapter, when pandoc is here);
-#   4. pasting the book's chapters back gives full marks: make grade passes.
+#   4. pasting the book's chapters back gives full marks: make grade passes,
+#      and so does make grade CHAPTERS=... (the assigned chapters alone).
+# The make commands in a handout are given CHAPTERS= (or CHAPTERS=...) and
+# FORMAT explicitly: make check-handout CHAPTERS="1 3" passes CHAPTERS down
+# to every make it runs (in MAKEFLAGS and the environment), and make grade
+# reads it.
 # One line per step; the first problem stops the check with a non-zero exit.
 # (lua5.4 -e CODE /dev/null ARGS: the empty script /dev/null lets CODE read ARGS.)
 set -u
@@ -78,11 +85,17 @@ check() {
   done < "$dir.lines"
   echo "          no solution line in the handout ($(wc -l < "$dir.lines") lines searched), one commit"
 
-  (cd "$dir" && $make --no-print-directory > ../"$name".make.log 2>&1) || fail "make in $dir failed: see $dir.make.log"
+  (cd "$dir" && $make --no-print-directory CHAPTERS= > ../"$name".make.log 2>&1) || fail "make in $dir failed: see $dir.make.log"
   todo=$(grep -c 'TODO' "$dir.make.log")
   [ "$todo" -gt 0 ] || fail "make in $dir named no program waiting for an exercise"
-  (cd "$dir" && $make --no-print-directory grade FORMAT=tsv > ../"$name".tsv 2>/dev/null) &&
+  for e in $assigned; do
+    grep -q "^  TODO    Exercise $e: " "$dir.make.log" || fail "make in $dir did not end naming Exercise $e as still to do (see $dir.make.log)"
+  done
+  (cd "$dir" && $make --no-print-directory grade CHAPTERS= FORMAT=tsv > ../"$name".tsv 2>/dev/null) &&
     fail "make grade passed in $dir, with the exercises not done"
+  if bad=$(grep -v -n -P '^(pass|fail|skip)\t[^\t]+\t[^\t]+\t[^\t]+$' "$dir.tsv" | head -n 1) && [ -n "$bad" ]; then
+    fail "make grade FORMAT=tsv in $dir printed a line that is not a test's (result, file, exercise, description): $bad"
+  fi
   lua5.4 -e '
     local assigned, seen_fail, seen, bad = {}, {}, {}, {}
     for e in arg[1]:gmatch("%S+") do assigned[e] = true end
@@ -108,12 +121,18 @@ check() {
   fi
 
   for n in "$@"; do cp chapters/"$(printf '%02d' "$n")"-*.md "$dir/chapters/"; done
-  (cd "$dir" && $make --no-print-directory grade > ../"$name".grade 2>&1) ||
+  (cd "$dir" && $make --no-print-directory grade CHAPTERS= FORMAT=text > ../"$name".grade 2>&1) ||
     fail "with the book's chapters pasted back, make grade still fails in $dir: see $dir.grade"
-  echo "          chapters pasted back: $(tail -n 1 "$dir.grade")"
+  (cd "$dir" && $make --no-print-directory grade CHAPTERS="$*" FORMAT=text > ../"$name".assigned 2>&1) ||
+    fail "with the book's chapters pasted back, make grade CHAPTERS=\"$*\" still fails in $dir: see $dir.assigned"
+  echo "          chapters pasted back: $(grep '^total' "$dir.grade"); chapter(s) $* alone: $(grep '^total' "$dir.assigned" | sed 's/^total of [^:]*: //')"
 }
 
-# Chapter numbers as given, without leading zeros ("09" is 9, not an octal number for printf).
+# Chapter numbers as given, without leading zeros ("09" is 9, not an octal number for printf);
+# anything else is refused before a directory is made from it.
+for n in "$@"; do
+  case $n in ''|*[!0-9]*) fail "$n is not a chapter number (CHAPTERS=\"1 3\" checks chapters 1 and 3)" ;; esac
+done
 set -- $(for n in "$@"; do echo "$n" | sed 's/^0*\([0-9]\)/\1/'; done)
 all=$(chapters_with_exercises | tr '\n' ' ')
 [ -n "$all" ] || fail "no chapter has a solution region"

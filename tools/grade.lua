@@ -2,7 +2,8 @@
 
 Usage
 -----
-    lua5.4 tools/grade.lua [--format text|json|tsv] TEST ...
+    lua5.4 tools/grade.lua [--format text|json|tsv] [--log FILE]
+                           [--chapters "N ..." | --assigned "N ..."] TEST ...
 
 `make grade` runs it with every test of the suite (build/tests/NAME, the
 script tests, and the teacher's hidden tests when there are some). Each TEST
@@ -20,16 +21,33 @@ A file that crashes, or ends before its plan, counts as one failed test.
 Skipped tests (no PyTorch here, or an exercise not done yet that the test
 needs) are neither passed nor failed; each line says how many.
 
+The tests' stderr (their diagnostics: "# Failed test ...", what a program
+printed) never reaches the report: with --log FILE it is kept there, one
+section per test file, and the report names FILE when a test failed.
+
+--chapters "5" (make grade CHAPTERS="5") grades those chapters alone: only
+their lines, their total, and the exit status is theirs. One more line says
+how the tests of other chapters (and of the whole book) that run those
+chapters' exercise code fared: a mistake in chapter 5 can fail chapter 7's
+tests too (tools/deps.lua finds which, from build/src and the tests'
+sources). --assigned "5" (make grade in a student handout) prints the full
+report, then the total of those chapters alone on a line of its own.
+
 Output: one line per chapter (all its tests) and per exercise (its own),
 "passed/total", a total, and
 the names of the tests that failed (text); or the same as one JSON object
 (json), described at the end of this file; or one line per test, "result
-file exercise name" separated by tabs (tsv). The exit status is 0 when no test
-failed, 1 otherwise.
+file exercise description" separated by tabs (tsv: the description is the
+test's name, and for a skipped test the reason it was skipped; a file
+skipped whole is one line, "skip FILE - the whole file: REASON"). The exit
+status is 0 when no test failed (of the chapters graded), 1 otherwise, 2 on
+a usage error.
 ]]
 
-local USAGE = "usage: lua5.4 tools/grade.lua [--format text|json|tsv] TEST ...\n"
+local USAGE = 'usage: lua5.4 tools/grade.lua [--format text|json|tsv] [--log FILE] [--chapters "N ..." | --assigned "N ..."] TEST ...\n'
 local SHOW_FAILED = 3      -- failed test names listed per line of the text report
+local HERE = arg and arg[0] and arg[0]:match("^(.*)/") or "tools"
+local deps = dofile(HERE .. "/deps.lua")
 
 ------------------------------------------------------------------------------
 -- Running a test and reading its TAP
@@ -41,14 +59,22 @@ local function q(s)
 end
 
 -- Run the test at `path`; its TAP (stdout) as lines and its exit status.
--- Its stderr (diagnostics) goes to a file, kept for the failures' details.
-local function run(path)
+-- Its stderr (diagnostics) goes to a temporary file, whose text is appended
+-- to `log` (an open file, or nil) under a line naming the test.
+local function run(path, log)
   local err_path = os.tmpname()
   local pipe = io.popen(q(path) .. " 2>" .. q(err_path))
   local lines = {}
   for line in pipe:lines() do lines[#lines + 1] = line end
   local _, _, status = pipe:close()
+  local err_file = io.open(err_path, "rb")
+  local err = err_file and err_file:read("a") or ""
+  if err_file then err_file:close() end
   os.remove(err_path)
+  if log and err ~= "" then
+    log:write(("== %s (exit status %s): its stderr\n"):format(path, tostring(status or 1)), err,
+              err:sub(-1) == "\n" and "" or "\n")
+  end
   return lines, status or 1
 end
 
@@ -59,12 +85,12 @@ local function read_tap(lines, status)
   for _, line in ipairs(lines) do
     local negated, rest = line:match("^(n?o?t? ?)ok %d+(.*)$")
     if negated then
-      local name, directive = rest:match("^%s*%-?%s*(.-)%s*#%s*(%a+)")
+      local name, directive, reason = rest:match("^%s*%-?%s*(.-)%s*#%s*(%a+)%s*(.-)%s*$")
       if not name then name = rest:match("^%s*%-?%s*(.-)%s*$") end
       local result = negated == "" and "pass" or "fail"
-      if directive and directive:upper() == "SKIP" then result = "skip" end
+      if directive and directive:upper() == "SKIP" then result = "skip" else reason = nil end
       name = name:gsub("\\#", "#")
-      tests[#tests + 1] = {name = name, result = result}
+      tests[#tests + 1] = {name = name, result = result, reason = reason ~= "" and reason or nil}
     else
       local n, reason = line:match("^1%.%.(%d+)%s*#?%s*(.*)$")
       if n then
@@ -97,14 +123,19 @@ local function first_line(path)
   return line
 end
 
+local function read_all(path)
+  local file = io.open(path, "rb")
+  if not file then return nil end
+  local text = file:read("a")
+  file:close()
+  return text
+end
+
 -- The chapter a tangled source belongs to ("chapters/05-mha.md"), or nil: the
 -- last of the chapters its first line says it came from (they are in book
 -- order, and a program borrows chunks from earlier chapters, not later ones).
 local function chapter_of_source(path)
-  local line, last = first_line(path), nil
-  local from = line and line:match("Generated by %S+ from (.-)%. Edit")
-  for chapter in (from or ""):gmatch("chapters/%d+%-[^,%s]*%.md") do last = chapter end
-  return last
+  return deps.home_chapter(first_line(path))
 end
 
 -- The chapter (file path) the tests of the test at `path` count for, or nil
@@ -122,6 +153,46 @@ local function title_of(chapter)
   return line:match("^#%s*%d+%.%s*(.-)%s*$") or line:match("^#%s*(.-)%s*$") or chapter
 end
 
+-- The file of chapter `number` ("chapters/05-mha.md"), or nil.
+local function chapter_file(number)
+  local ls = io.popen(("ls chapters/%02d-*.md 2>/dev/null"):format(number))
+  local found = ls:read("l")
+  ls:close()
+  return found
+end
+
+-- The exercises whose code each test file runs: {path -> set}, read from
+-- the tangled sources in `src` and the tests' sources (tools/deps.lua). A
+-- test binary build/tests/NAME is tests/test_NAME.c, build/tests/teacher/NAME
+-- is $ABH_TEACHER_TESTS/test_NAME.c; a script runs every program when it
+-- (or a file it names) reads $ABH_BIN, and none otherwise.
+local function code_run_by(paths, src)
+  local sources = {}
+  local ls = io.popen("ls " .. q(src) .. "/*.c 2>/dev/null")
+  for path in ls:lines() do
+    sources[#sources + 1] = {path = "src/" .. path:match("([^/]+)$"), text = read_all(path) or ""}
+  end
+  ls:close()
+  local programs = deps.programs(sources)
+  local teacher = os.getenv("ABH_TEACHER_TESTS") or "tests/teacher"
+  local runs = {}
+  for _, path in ipairs(paths) do
+    local dir, name = path:match("^(.-)/?([^/]+)$")
+    local source
+    if dir:match("/teacher$") then source = teacher .. "/test_" .. name .. ".c"
+    elseif dir:match("tests$") and not name:find(".", 1, true) then source = "tests/test_" .. name .. ".c" end
+    local text = source and read_all(source)
+    if text then
+      runs[path] = deps.test_exercises(programs, text)
+    elseif not source and deps.script_runs_programs(path, read_all) then
+      runs[path] = deps.test_exercises(programs, nil)
+    else
+      runs[path] = {}
+    end
+  end
+  return runs
+end
+
 ------------------------------------------------------------------------------
 -- Tallies
 ------------------------------------------------------------------------------
@@ -137,9 +208,16 @@ local function count(t, test, where)
   end
 end
 
+local function add(into, t)
+  into.passed, into.failed, into.skipped = into.passed + t.passed, into.failed + t.failed, into.skipped + t.skipped
+  table.move(t.failures, 1, #t.failures, #into.failures + 1, into.failures)
+end
+
 -- Grade the tests at `paths`: {chapters = {number -> {file, title, tally,
--- exercises = {"N.M" -> tally}}}, book = tally, total = tally, files = {...}}.
-local function grade(paths, src)
+-- exercises = {"N.M" -> tally}}}, book = tally, total = tally, files =
+-- {{path, tests, broken, skipped, list = {test, ...}}}}; every test also
+-- gets `chapter`, the number of the chapter it counts for (nil: the book).
+local function grade(paths, src, log)
   local report = {chapters = {}, book = tally(), total = tally(), files = {}}
   local function chapter(number, file)
     local c = report.chapters[number]
@@ -151,19 +229,23 @@ local function grade(paths, src)
     return c
   end
   for _, path in ipairs(paths) do
-    local lines, status = run(path)
+    local lines, status = run(path, log)
     local tests, broken, skipped_file = read_tap(lines, status)
     local home = chapter_of_test(path, src)
-    local home_tally = home and chapter(tonumber(home:match("(%d+)%-")), home).tally or report.book
+    local home_number = home and tonumber(home:match("(%d+)%-"))
+    local home_tally = home and chapter(home_number, home).tally or report.book
     if broken then tests[#tests + 1] = {name = "the file itself: " .. broken, result = "fail"} end
-    report.files[#report.files + 1] = {path = path, tests = #tests, broken = broken, skipped = skipped_file, list = tests}
+    report.files[#report.files + 1] = {path = path, tests = #tests, broken = broken, skipped = skipped_file, list = tests,
+                                       chapter = home_number}
     for _, test in ipairs(tests) do
       local exercise = test.name:match("^Exercise (%d+%.%d+): ")
       local t = home_tally
+      test.chapter = home_number
       if exercise then
         local c = chapter(tonumber(exercise:match("^(%d+)")))
         c.exercises[exercise] = c.exercises[exercise] or tally()
         t = c.exercises[exercise]
+        test.chapter = c.number
         count(c.tally, test, path)
       end
       count(t, test, path)
@@ -174,15 +256,41 @@ local function grade(paths, src)
     end
   end
   for number, c in pairs(report.chapters) do
-    c.file = c.file or (function()
-      local ls = io.popen(("ls chapters/%02d-*.md 2>/dev/null"):format(number))
-      local found = ls:read("l")
-      ls:close()
-      return found
-    end)()
+    c.file = c.file or chapter_file(number)
     c.title = c.file and title_of(c.file) or ("chapter " .. number)
   end
   return report
+end
+
+-- The selection of chapters `numbers` ({n, ...}) in `report`: their total,
+-- and the tests of other chapters and of the whole book that run their
+-- exercises' code (`runs`, from code_run_by): {numbers, total = tally,
+-- related = tally, related_chapters = {n, ...}, related_book = bool}.
+local function selection_of(report, numbers, runs)
+  local chosen = {}
+  for _, n in ipairs(numbers) do chosen[n] = true end
+  local selection = {numbers = numbers, total = tally(), related = tally(), related_chapters = {}, related_book = false}
+  for _, n in ipairs(numbers) do
+    local c = report.chapters[n]
+    if c then add(selection.total, c.tally) end
+  end
+  local related_chapters = {}
+  for _, f in ipairs(report.files) do
+    local runs_ours = false
+    for exercise in pairs(runs[f.path] or {}) do
+      if chosen[tonumber(exercise:match("^(%d+)"))] then runs_ours = true end
+    end
+    if runs_ours then
+      for _, test in ipairs(f.list) do
+        if not chosen[test.chapter] then
+          count(selection.related, test, f.path)
+          if test.chapter then related_chapters[test.chapter] = true else selection.related_book = true end
+        end
+      end
+    end
+  end
+  selection.related_chapters = deps.set_list(related_chapters)
+  return selection
 end
 
 ------------------------------------------------------------------------------
@@ -196,13 +304,7 @@ local function sorted_keys(t, less)
   return keys
 end
 
--- Exercise numbers in numeric order: 1.10 after 1.9.
-local function exercise_less(a, b)
-  local a1, a2 = a:match("(%d+)%.(%d+)")
-  local b1, b2 = b:match("(%d+)%.(%d+)")
-  a1, a2, b1, b2 = tonumber(a1), tonumber(a2), tonumber(b1), tonumber(b2)
-  return a1 < b1 or a1 == b1 and a2 < b2
-end
+local exercise_less = deps.exercise_less
 
 local function score(t)
   local total = t.passed + t.failed
@@ -211,23 +313,50 @@ local function score(t)
   return s
 end
 
+-- "a", "a and b", "a, b and c".
+local function and_list(items)
+  if #items <= 1 then return items[1] or "" end
+  return table.concat(items, ", ", 1, #items - 1) .. " and " .. items[#items]
+end
+
+-- "chapter 5", "chapters 5 and 6".
+local function chapters_named(numbers)
+  local names = {}
+  for _, n in ipairs(numbers) do names[#names + 1] = tostring(n) end
+  return ("chapter%s %s"):format(#names > 1 and "s" or "", and_list(names))
+end
+
 -- One line per test: result (pass, fail, skip), file, exercise ("-" for
--- none) and name, separated by tabs: for spreadsheets and scripts.
-local function tsv_report(report)
+-- none) and description (the name; a skipped test's reason after it, or in
+-- its place when it has none), separated by tabs; only the tests of the
+-- chapters in `chosen` when it is given.
+local function tsv_report(report, chosen)
   local out = {}
+  local function line(result, path, exercise, description)
+    out[#out + 1] = table.concat({result, path, exercise, (description:gsub("[\t\n]", " "))}, "\t")
+  end
   for _, f in ipairs(report.files) do
+    if f.skipped and (not chosen or chosen[f.chapter]) then line("skip", f.path, "-", "the whole file: " .. f.skipped) end
     for _, test in ipairs(f.list) do
-      out[#out + 1] = table.concat({test.result, f.path, test.name:match("^Exercise (%d+%.%d+): ") or "-",
-                                    (test.name:gsub("[\t\n]", " "))}, "\t")
+      if not chosen or chosen[test.chapter] then
+        local description = test.name
+        if test.reason then description = description == "" and test.reason or ("%s (skipped: %s)"):format(description, test.reason) end
+        if description == "" then description = "(no description)" end
+        line(test.result, f.path, test.name:match("^Exercise (%d+%.%d+): ") or "-", description)
+      end
     end
   end
   return #out > 0 and table.concat(out, "\n") .. "\n" or ""
 end
 
-local function text_report(report)
+local function text_report(report, selection, assigned, log_path)
   local out = {}
+  local width = 54
+  for _, c in pairs(report.chapters) do
+    width = math.max(width, #("  chapter %d  %s"):format(c.number, c.title:match("^(.-):") or c.title))
+  end
   local function line(label, t, indent)
-    out[#out + 1] = ("%-54s %9s"):format(indent .. label, score(t))
+    out[#out + 1] = ("%-" .. width .. "s %9s"):format(indent .. label, score(t))
     for i, failure in ipairs(t.failures) do
       if i > SHOW_FAILED then
         out[#out + 1] = ("%s    ... and %d more"):format(indent, #t.failures - SHOW_FAILED)
@@ -236,9 +365,18 @@ local function text_report(report)
       out[#out + 1] = ("%s    not ok: %s"):format(indent, failure)
     end
   end
-  out[#out + 1] = "Grade, by chapter and exercise (passed/total; a chapter's line counts its exercises' tests too):"
-  for _, number in ipairs(sorted_keys(report.chapters)) do
-    local c = report.chapters[number]
+  local chosen
+  if selection then
+    chosen = {}
+    for _, n in ipairs(selection.numbers) do chosen[n] = true end
+    out[#out + 1] = ("Grade of %s alone (passed/total; a chapter's line counts its exercises' tests too):")
+      :format(chapters_named(selection.numbers))
+  else
+    out[#out + 1] = "Grade, by chapter and exercise (passed/total; a chapter's line counts its exercises' tests too):"
+  end
+  local numbers = selection and selection.numbers or sorted_keys(report.chapters)
+  for _, number in ipairs(numbers) do
+    local c = report.chapters[number] or {number = number, title = title_of(chapter_file(number) or ""), tally = tally(), exercises = {}}
     -- the chapter's line counts all its tests; it lists the failures that
     -- are not listed under one of its exercises
     local own, in_exercise = {}, {}
@@ -255,11 +393,37 @@ local function text_report(report)
       line("Exercise " .. exercise, c.exercises[exercise], "      ")
     end
   end
-  line("whole book (stress, tangler, transcripts, PyTorch)", report.book, "  ")
-  out[#out + 1] = ""
-  local t = report.total
-  out[#out + 1] = ("total %s: %s"):format(score(t),
-    t.failed == 0 and "every test passed" or ("%d failed"):format(t.failed))
+  local failed
+  if selection then
+    local t = selection.total
+    failed = t.failed
+    out[#out + 1] = ""
+    out[#out + 1] = ("total of %s: %s: %s"):format(chapters_named(selection.numbers), score(t),
+      t.failed == 0 and "every test passed" or ("%d failed"):format(t.failed))
+    local r, where = selection.related, {}
+    if #selection.related_chapters > 0 then where[#where + 1] = chapters_named(selection.related_chapters) end
+    if selection.related_book then where[#where + 1] = "the whole book" end
+    if #where > 0 then
+      out[#out + 1] = ("not counted here: the tests of %s in files that also run this code, %s: %s (make grade lists them)")
+        :format(and_list(where), score(r), r.failed == 0 and "none failed" or ("%d failed"):format(r.failed))
+    end
+  else
+    line("whole book (stress, tangler, transcripts, PyTorch)", report.book, "  ")
+    out[#out + 1] = ""
+    local t = report.total
+    failed = t.failed
+    out[#out + 1] = ("total %s: %s"):format(score(t),
+      t.failed == 0 and "every test passed" or ("%d failed"):format(t.failed))
+    if assigned then
+      local a = assigned.total
+      out[#out + 1] = ("assigned, %s alone: %s: %s (make grade CHAPTERS=\"%s\" shows only them)")
+        :format(chapters_named(assigned.numbers), score(a), a.failed == 0 and "every test passed" or ("%d failed"):format(a.failed),
+                table.concat(assigned.numbers, " "))
+    end
+  end
+  if failed > 0 and log_path then
+    out[#out + 1] = ("what the failed tests printed: %s"):format(log_path)
+  end
   return table.concat(out, "\n") .. "\n"
 end
 
@@ -288,17 +452,22 @@ local function json(value, indent)
   return "{\n" .. table.concat(parts, ",\n") .. "\n" .. indent .. "}"
 end
 
-local function array(t) return setmetatable(t, {__metatable = "array"}) end
+local function array(t)
+  if getmetatable(t) == "array" then return t end      -- a table met twice (the total of a selection)
+  return setmetatable(t, {__metatable = "array"})
+end
 
 local function counts(t)
   return {passed = t.passed, failed = t.failed, skipped = t.skipped, tests = t.passed + t.failed,
           failed_tests = array(t.failures), __order = {"passed", "failed", "skipped", "tests", "failed_tests"}}
 end
 
-local function json_report(report)
+local function json_report(report, selection, assigned, log_path)
   local chapters = array{}
-  for _, number in ipairs(sorted_keys(report.chapters)) do
-    local c = report.chapters[number]
+  local wanted = selection and selection.numbers or sorted_keys(report.chapters)
+  for _, number in ipairs(wanted) do
+    local c = report.chapters[number] or {number = number, tally = tally(), exercises = {}, file = chapter_file(number)}
+    c.title = c.title or title_of(c.file or "")
     local exercises = array{}
     for _, exercise in ipairs(sorted_keys(c.exercises, exercise_less)) do
       local e = counts(c.exercises[exercise])
@@ -316,20 +485,63 @@ local function json_report(report)
     files[#files + 1] = {path = f.path, tests = f.tests, broken = f.broken or false, skipped = f.skipped or false,
                          __order = {"path", "tests", "broken", "skipped"}}
   end
-  return json({all_passed = report.total.failed == 0, total = counts(report.total), chapters = chapters,
-                whole_book = counts(report.book), files = files,
-                __order = {"all_passed", "total", "chapters", "whole_book", "files"}}) .. "\n"
+  local function selected(s)
+    local related = counts(s.related)
+    related.chapters, related.whole_book = array(s.related_chapters), s.related_book
+    table.insert(related.__order, 1, "chapters")
+    table.insert(related.__order, 2, "whole_book")
+    local entry = counts(s.total)
+    entry.chapters, entry.related = array(s.numbers), related
+    table.insert(entry.__order, 1, "chapters")
+    entry.__order[#entry.__order + 1] = "related"
+    return entry
+  end
+  local total = selection and selection.total or report.total
+  local failed = total.failed > 0
+  local top = {all_passed = total.failed == 0, total = counts(total), chapters = chapters, files = files,
+               log = failed and log_path or nil,
+               __order = {"all_passed", "total", "chapters", "whole_book", "selected", "assigned", "files", "log"}}
+  if selection then top.selected = selected(selection) else top.whole_book = counts(report.book) end
+  if assigned and not selection then top.assigned = selected(assigned) end
+  for i = #top.__order, 1, -1 do
+    if top[top.__order[i]] == nil then table.remove(top.__order, i) end
+  end
+  return json(top) .. "\n"
 end
 
 ------------------------------------------------------------------------------
 -- Main
 ------------------------------------------------------------------------------
 
-local format, paths = "text", {}
+local function usage_error(fmt, ...)
+  io.stderr:write("grade: ", fmt:format(...), "\n")
+  os.exit(2)
+end
+
+-- The chapter numbers in `words` ("5 7"), each one with a chapters/NN-*.md.
+local function chapter_numbers(words, option)
+  local numbers, seen = {}, {}
+  for word in words:gmatch("%S+") do
+    local n = word:match("^%d+$") and tonumber(word)
+    if not n then usage_error("%s is not a chapter number (%s=\"5 7\" grades chapters 5 and 7)", word, option) end
+    if not chapter_file(n) then usage_error("there is no chapter %d (no chapters/%02d-*.md)", n, n) end
+    if not seen[n] then seen[n], numbers[#numbers + 1] = true, n end
+  end
+  table.sort(numbers)
+  return numbers
+end
+
+local format, log_path, chapters_arg, assigned_arg, paths = "text", nil, nil, nil, {}
 local i = 1
 while i <= #arg do
   if arg[i] == "--format" then
     format, i = arg[i + 1], i + 1
+  elseif arg[i] == "--log" then
+    log_path, i = arg[i + 1], i + 1
+  elseif arg[i] == "--chapters" then
+    chapters_arg, i = arg[i + 1] or "", i + 1
+  elseif arg[i] == "--assigned" then
+    assigned_arg, i = arg[i + 1] or "", i + 1
   elseif arg[i] == "-h" or arg[i] == "--help" then
     io.stdout:write(USAGE)
     os.exit(0)
@@ -339,24 +551,51 @@ while i <= #arg do
   i = i + 1
 end
 local reports = {text = text_report, json = json_report, tsv = tsv_report}
-if not reports[format] then
-  io.stderr:write("grade: FORMAT must be text, json or tsv, not '", tostring(format), "'\n")
-  os.exit(2)
-end
+if not reports[format] then usage_error("FORMAT must be text, json or tsv, not '%s'", tostring(format)) end
 if #paths == 0 then io.stderr:write(USAGE) os.exit(2) end
+local chosen = chapters_arg and chapters_arg:match("%S") and chapter_numbers(chapters_arg, "CHAPTERS")
+local assigned_numbers = assigned_arg and assigned_arg:match("%S") and chapter_numbers(assigned_arg, "ASSIGNED")
 
+local log
+if log_path then
+  log = io.open(log_path, "w")
+  if not log then usage_error("cannot write the log %s", log_path) end
+end
 local src = (os.getenv("ABH_SRC") or "build/src")
-local report = grade(paths, src)
-io.stdout:write(reports[format](report))
-os.exit(report.total.failed == 0 and 0 or 1)
+local report = grade(paths, src, log)
+if log then log:close() end
+local runs = (chosen or assigned_numbers) and code_run_by(paths, src)
+local selection = chosen and selection_of(report, chosen, runs)
+local assigned = assigned_numbers and selection_of(report, assigned_numbers, runs)
+
+local chosen_set
+if chosen then
+  chosen_set = {}
+  for _, n in ipairs(chosen) do chosen_set[n] = true end
+end
+if format == "tsv" then
+  io.stdout:write(tsv_report(report, chosen_set))
+else
+  io.stdout:write(reports[format](report, selection, assigned, log_path))
+end
+local failed = (selection and selection.total or report.total).failed
+if format == "tsv" and failed > 0 and log_path then
+  io.stderr:write(("grade: %d failed; what the failed tests printed: %s\n"):format(failed, log_path))
+end
+os.exit(failed == 0 and 0 or 1)
 
 --[[ The JSON report
 {
-  "all_passed": true when no test failed,
+  "all_passed": true when no test failed (of the chapters selected, with --chapters),
   "total": {"passed", "failed", "skipped", "tests" (passed + failed), "failed_tests": ["FILE: name", ...]},
   "chapters": [{"chapter": 1, "title", "file", the counts of every test that counts for the chapter
                 (its exercises' included), "exercises": [{"exercise": "1.6", the counts}, ...]}, ...],
-  "whole_book": the counts of the tests of no one chapter,
-  "files": [{"path", "tests", "broken": false or why, "skipped": false or why}, ...]
+  "whole_book": the counts of the tests of no one chapter (not with --chapters),
+  "selected": with --chapters, {"chapters": [5], the counts of their tests (as "total"), "related":
+              {"chapters": [6, 7], "whole_book": true, the counts of the tests of other chapters and of
+              the whole book that run the selected chapters' exercise code}},
+  "assigned": with --assigned (make grade in a handout), the same for the assigned chapters,
+  "files": [{"path", "tests", "broken": false or why, "skipped": false or why}, ...],
+  "log": when a test failed, the file holding what the tests printed on stderr
 }
 ]]

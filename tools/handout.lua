@@ -5,28 +5,42 @@ Usage
     lua5.4 tools/handout.lua -o DIR [CHAPTER ...]
 
 Run from the top of the book (`make handout CHAPTERS="1 3"` does). Writes a
-self-contained copy of the book into DIR (which must not exist yet, or be a
-handout made before: it is replaced) in which the exercises of the chapters
-given by number are cut out: every solution region of those chapters,
+self-contained copy of the book into DIR in which the exercises of the
+chapters given by number are cut out: every solution region of those
+chapters,
 
-    // BEGIN SOLUTION Exercise 1.6 (att, q, k)
+    // BEGIN SOLUTION Exercise 1.6 (att)
     ...the code...
     // END SOLUTION Exercise 1.6
 
 keeps its two marker lines, which show the student where to write, and its
 code becomes one stub line, which compiles and stops the program with
-"not implemented yet: Exercise 1.6" when it is reached:
+"not implemented yet: Exercise 1.6" when it is reached. The stub names the
+exercise, then the names the BEGIN marker lists in brackets, if any:
 
-    NOT_IMPLEMENTED("Exercise 1.6", att, q, k);
+    NOT_IMPLEMENTED("Exercise 1.6", att);     from // BEGIN SOLUTION Exercise 1.6 (att)
+    NOT_IMPLEMENTED("Exercise 1.6");          from // BEGIN SOLUTION Exercise 1.6
+
+Where it writes: DIR must not exist, or be an empty directory, or be a
+handout made before, which is replaced whole. A handout is marked by the
+file .abh-handout at its top (written first; make handout keeps it out of
+the handout's git commit, so that a student's clone is never taken for
+one). Anything else is refused in one line naming DIR, before anything is
+deleted or written: a directory that holds something else, a file, a
+symbolic link, the book's own directory or one that holds it.
 
 Without chapter numbers, every chapter that has a solution region is
 assigned. The other chapters stay complete.
 
 What the handout leaves out: the worked solutions of the assigned chapters
 (solutions/NN-name.md), the teachers' hidden tests (tests/teacher/), the
-book's CI and its developer README (a README for students takes its place).
+mistakes the exercises' tests must catch (tests/mistakes/, which quote the
+solutions) and their check (tools/check-mistakes.lua), the book's CI and
+its developer README (a README for students takes its place).
 Links to what was left out become plain text. The handout says what is
-assigned in mk/handout.mk, which the Makefile reads.
+assigned in mk/handout.mk, which the Makefile reads, and its README lists
+the stubs and which other chapters' tests run each assigned exercise's code
+(tools/deps.lua reads it from the code).
 
 Before it writes anything it checks that no line of an assigned solution
 (ten characters or more, spaces trimmed; a line that only names a chunk,
@@ -38,9 +52,17 @@ assigned chapter without exercises to cut out.
 
 local HERE = arg and arg[0] and arg[0]:match("^(.*)/") or "tools"
 local tangler = dofile(HERE .. "/../tangle/tangle.lua")
+local deps = dofile(HERE .. "/deps.lua")
 
 local USAGE = "usage: lua5.4 tools/handout.lua -o DIR [CHAPTER ...]   (chapter numbers, e.g. 1 3)\n"
 local MIN_LEAK = 10     -- solution lines shorter than this are too common to be evidence
+local MARKER = ".abh-handout"   -- at a handout's top: make handout may replace this directory
+local MARKER_TEXT = [[
+This directory is a student handout of "Attention by Hand", written by
+`make handout` (tools/handout.lua). `make handout HANDOUT_DIR=<this directory>`
+replaces it whole, with anything you added to it. Delete this file and
+make handout will refuse to touch the directory.
+]]
 
 -- Stop with one line on stderr.
 local function fail(fmt, ...)
@@ -97,9 +119,46 @@ local function book_files()
   if not listing:close() or out == "" then
     out = sh("find . -path ./build -prune -o -path ./.git -prune -o -type f -print | sed 's|^\\./||' | sort")
   end
+  -- A handout kept inside the book (anything under a directory holding
+  -- MARKER) is not part of the book; nor is a nested repository, which git
+  -- lists as "dir/".
+  local all, handouts = {}, {}
+  for path in out:gmatch("[^\n]+") do
+    all[#all + 1] = path
+    local dir = path:match("^(.*/)" .. MARKER:gsub("%p", "%%%0") .. "$")
+    if dir or path == MARKER then handouts[#handouts + 1] = dir or "" end
+  end
   local files = {}
-  for path in out:gmatch("[^\n]+") do files[#files + 1] = path end
+  for _, path in ipairs(all) do
+    local inside = path:sub(-1) == "/"
+    for _, dir in ipairs(handouts) do
+      if path:sub(1, #dir) == dir and dir ~= "" then inside = true end
+    end
+    if not inside then files[#files + 1] = path end
+  end
   return files
+end
+
+-- What is at `outdir`: "none", "empty" (an empty directory), "handout" (a
+-- directory holding MARKER), or a refusal, a message naming it. The book's
+-- own directory, and any directory that holds it, is refused even when it
+-- is a handout (make handout run in a handout with HANDOUT_DIR=.).
+local function outdir_state(outdir)
+  local d = q(outdir)
+  local kind = sh(("if [ -L %s ]; then echo link; elif [ -d %s ]; then echo dir; elif [ -e %s ]; then echo other; else echo none; fi")
+    :format(d, d, d)):match("%a+")
+  if kind == "none" then return "none" end
+  if kind == "link" then return nil, ("%s is a symbolic link: nothing written (name the directory itself)"):format(outdir) end
+  if kind == "other" then return nil, ("%s exists and is not a directory: nothing written"):format(outdir) end
+  local out_real = sh(("cd -- %s && pwd -P"):format(d)):gsub("\n$", "")
+  local top_real = sh("pwd -P"):gsub("\n$", "")
+  if top_real == out_real or top_real:sub(1, #out_real + 1) == out_real .. "/" or out_real == "/" then
+    return nil, ("%s holds the book the handout is made from: nothing written (name a new directory)"):format(outdir)
+  end
+  if sh(("[ -f %s/%s ] && echo yes || true"):format(d, MARKER)):match("yes") then return "handout" end
+  if sh(("ls -A -- %s"):format(d)) == "" then return "empty" end
+  return nil, ("%s is not empty and is not a handout made before (it has no %s): nothing deleted or written; name a new or empty directory")
+    :format(outdir, MARKER)
 end
 
 -- The chapter number of a chapter file, "chapters/03-selfatt-v3.md" -> 3.
@@ -113,13 +172,15 @@ end
 ------------------------------------------------------------------------------
 
 -- The text of chapter `path` with every solution region's code replaced by
--- its stub; the exercises cut (in order, without repeats) and the solution
--- lines removed, each {text, exercise}.
+-- its stub; the exercises cut (in order, without repeats), the solution
+-- lines removed, each {text, exercise}, and the stubs written, each {path,
+-- line (in the handout's chapter), exercise, stub, marker (the BEGIN line),
+-- names (how many the marker lists)}.
 local function cut(path, text)
   local blocks, err = tangler.parse(path, text)
   if not blocks then fail("%s", err) end
   local lines, final_newline = lines_of(text)
-  local replace, exercises, seen, removed = {}, {}, {}, {}
+  local replace, exercises, seen, removed, stubs, stub_at = {}, {}, {}, {}, {}, {}
   for _, block in ipairs(blocks) do
     for _, region in ipairs(block.regions) do
       local first = block.line + region.first - 1          -- the BEGIN line in the Markdown
@@ -130,6 +191,10 @@ local function cut(path, text)
       replace[first + 1] = ("%sNOT_IMPLEMENTED(%s);"):format(indent, table.concat(args, ", "))
       for i = first + 2, last - 1 do replace[i] = false end
       for i = first + 1, last - 1 do removed[#removed + 1] = {text = lines[i], exercise = region.exercise} end
+      stub_at[first + 1] = {path = path, exercise = region.exercise, names = #region.names,
+                            stub = replace[first + 1]:match("^%s*(.-)%s*$"),
+                            marker = lines[first]:match("^%s*(.-)%s*$"),
+                            ["end"] = lines[last]:match("^%s*(.-)%s*$")}
       if not seen[region.exercise] then
         seen[region.exercise] = true
         exercises[#exercises + 1] = region.exercise
@@ -139,9 +204,15 @@ local function cut(path, text)
   local out = {}
   for i, line in ipairs(lines) do
     if replace[i] == nil then out[#out + 1] = line
-    elseif replace[i] then out[#out + 1] = replace[i] end
+    elseif replace[i] then
+      out[#out + 1] = replace[i]
+      if stub_at[i] then
+        stub_at[i].line = #out
+        stubs[#stubs + 1] = stub_at[i]
+      end
+    end
   end
-  return table.concat(out, "\n") .. (final_newline and "\n" or ""), exercises, removed
+  return table.concat(out, "\n") .. (final_newline and "\n" or ""), exercises, removed, stubs
 end
 
 ------------------------------------------------------------------------------
@@ -189,7 +260,153 @@ local function and_list(items)
   return table.concat(items, ", ", 1, #items - 1) .. " and " .. items[#items]
 end
 
-local function student_readme(chapters, exercises)
+-- `text` broken into lines of at most 80 characters at spaces, every line
+-- after the first starting with `indent`.
+local function wrap(text, indent)
+  local lines, line = {}, ""
+  for word in text:gmatch("%S+") do
+    if line ~= "" and #line + 1 + #word > 80 then
+      lines[#lines + 1] = line
+      line = indent .. word
+    else
+      line = line == "" and word or line .. " " .. word
+    end
+  end
+  lines[#lines + 1] = line
+  return table.concat(lines, "\n")
+end
+
+-- A stub as the chapter shows it, between its markers, indented for Markdown.
+local function stub_example(stub)
+  return ("    %s\n    %s\n    %s\n"):format(stub.marker, stub.stub, stub["end"])
+end
+
+-- "chapter 6 (tests/test_gqa.c)", "chapter 8 (tests/a.c, tests/b.c)"; the
+-- space in "chapter 6" is \1 until `wrap` has run, so it does not break there.
+local function chapter_with_files(chapter, files)
+  return ("chapter\1%s (%s)"):format(chapter, table.concat(files, ", "))
+end
+
+-- The README's section on what grades an assigned exercise moves: for each
+-- exercise, the programs its code is part of and the other chapters whose
+-- tests run it (`reach`, from deps.reach on the handout's own code).
+local function reach_section(exercises, chapter_files, reach, numbers)
+  local items = {}
+  for _, exercise in ipairs(exercises) do
+    local r = reach[exercise] or {chapters = {}, files = {}, programs = {}, book = false}
+    local own = exercise:match("^(%d+)")
+    local where = chapter_files[tonumber(own)] or ("chapter " .. own)
+    local programs = {}
+    for _, name in ipairs(r.programs) do programs[#programs + 1] = name == "tensor" and "the tensor helper (linked into every program and test)" or name end
+    local others = {}
+    for _, chapter in ipairs(r.chapters) do others[#others + 1] = chapter_with_files(chapter, r.files[chapter]) end
+    local item = ("- Exercise %s (%s) is code of %s."):format(exercise, where, #programs > 0 and and_list(programs) or "no program")
+    if #others > 0 then
+      item = item .. (" Besides chapter %s's own tests, those of %s run it"):format(own, and_list(others))
+      if r.book then item = item .. (", and so do the whole book's (%s)"):format(table.concat(r.files.book, ", ")) end
+      item = item .. "."
+    elseif r.book then
+      item = item .. (" Only chapter %s's tests and the whole book's (%s) run it."):format(own, table.concat(r.files.book, ", "))
+    else
+      item = item .. (" Only chapter %s's tests run it."):format(own)
+    end
+    items[#items + 1] = wrap(item, "  "):gsub("\1", " ")
+  end
+  return ([[
+## Which grades an exercise can move
+
+`make grade` counts each test for one chapter: the chapter of the program its
+file tests (`tests/test_NAME.c` tests the program `NAME`), or chapter N for a
+test named "Exercise N.M: ...". Some tests also run code written in another
+chapter, so an assigned exercise can move the grades of chapters that are not
+assigned:
+
+%s
+
+While a stub is in place those tests are skipped, each naming the exercise it
+waits for; a wrong answer makes them fail. To count a mistake only in the
+chapter where it was made, a teacher grades the assigned chapters alone:
+
+    make grade CHAPTERS="%s"
+
+prints only their lines and their total (its exit status is 0 when all their
+tests pass), then one line on how the tests of other chapters that run their
+code fared. `make grade` prints every chapter and the total of every test (its
+exit status is 0 only when no test failed), and then the assigned chapters'
+total on a line of its own. The list above is read from the code
+(tools/deps.lua): the solution markers in each program, the programs each
+test includes or runs. A teacher may grade with more tests than these (hidden
+ones); each counts for the chapter of the program it tests.
+]]):format(table.concat(items, "\n"), table.concat(numbers, " "))
+end
+
+-- The commands of "Build, test, grade", their comments aligned.
+local function commands(chapters)
+  local rows = {
+    {"make", "tangle the chapters, compile, run every program"},
+    {"make test", "the TAP test suite, through prove"},
+    {"make grade", "passed/total for every chapter and exercise"},
+    {('make grade CHAPTERS="%s"'):format(table.concat(chapters, " ")), "the assigned chapters alone"},
+  }
+  local width = 0
+  for _, row in ipairs(rows) do width = math.max(width, #row[1]) end
+  local out = {}
+  for _, row in ipairs(rows) do out[#out + 1] = ("    %-" .. width .. "s   # %s"):format(row[1], row[2]) end
+  return table.concat(out, "\n")
+end
+
+local function student_readme(chapters, exercises, stubs, reach, chapter_files, programs)
+  -- The stubs as this handout has them: one example of each form present
+  -- (without names, with names), then every stub by chapter and line.
+  local bare, named
+  for _, stub in ipairs(stubs) do
+    if stub.names == 0 then bare = bare or stub else named = named or stub end
+  end
+  local forms
+  if bare and named then
+    forms = ([[
+Where it was, the chapter's C block holds a stub between two markers, for
+example
+
+%s
+or, where the BEGIN marker lists variables in brackets, a stub that mentions
+them too, so that the compiler does not call them unused while the code that
+uses them is missing:
+
+%s]]):format(stub_example(bare), stub_example(named))
+  elseif named then
+    forms = ([[
+Where it was, the chapter's C block holds a stub between two markers, for
+example
+
+%s
+The names in the BEGIN marker's brackets are variables the stub mentions, so
+that the compiler does not call them unused while the code that uses them is
+missing.
+]]):format(stub_example(named))
+  else
+    forms = ([[
+Where it was, the chapter's C block holds a stub between two markers, for
+example
+
+%s]]):format(stub_example(bare))
+  end
+  local list, width = {}, 0
+  for _, stub in ipairs(stubs) do width = math.max(width, #("%s:%d"):format(stub.path, stub.line)) end
+  for _, stub in ipairs(stubs) do
+    list[#list + 1] = ("    %-" .. width .. "s   %s"):format(("%s:%d"):format(stub.path, stub.line), stub.stub)
+  end
+  local first = stubs[1]
+  -- the program that stops there: one of the exercise's own chapter if it
+  -- has one, else the earliest that runs the code (tensor is no program)
+  local program, best
+  for _, name in ipairs(deps.set_list(programs)) do
+    local p = programs[name]
+    local own = tonumber(first.exercise:match("^(%d+)"))
+    local rank = p.chapter == own and -1 or (p.chapter or 1e9)
+    if name ~= "tensor" and p.exercises[first.exercise] and (not best or rank < best) then program, best = name, rank end
+  end
+  program = program or "PROGRAM"
   return ([[
 # Attention by Hand: student handout
 
@@ -201,33 +418,31 @@ Assigned: chapter%s %s, that is Exercise%s %s.
 ## What to do
 
 In each assigned chapter (`chapters/NN-*.md`) the code an exercise asks for is
-gone. Where it was, the chapter's C block holds
-
-    // BEGIN SOLUTION Exercise N.M (names)
-    NOT_IMPLEMENTED("Exercise N.M", names);
-    // END SOLUTION Exercise N.M
-
+gone. %s
 Replace the `NOT_IMPLEMENTED` line with your code, between the two markers,
 which you leave where they are. The prose around the block, the exercise's own
 text at the end of the chapter and the chapter's tests say what the code must
-compute. A stub that is reached stops the program with
+compute. The stubs of this handout, by chapter and line:
 
-    selfatt_v1: chapters/01-selfatt-v1.md:LINE: not implemented yet: Exercise 1.6
+%s
+
+A stub that is reached stops the program with one line, for example
+
+    %s: %s:%d: not implemented yet: Exercise %s
 
 ## Build, test, grade
 
 On Debian or Ubuntu:
 
-    make          # tangle the chapters, compile, run every program
-    make test     # the TAP test suite, through prove
-    make grade    # passed / total for every chapter and exercise
+%s
 
-`make` compiles every program even while stubs remain, and says which programs
-still stop at one. In `make test` the tests of an exercise that is not done fail
-with "not implemented yet: Exercise N.M"; tests that only need it on the way
-(another chapter's, a transcript, the PyTorch check) are skipped and name it.
-The figures in `figures/` are the book's: the pictures your programs should
-draw; `make figures` redraws them from your code.
+`make` compiles every program even while stubs remain, says which programs
+still stop at one, and ends with the exercises still to do. In `make test` the
+tests of an exercise that is not done fail with "not implemented yet: Exercise
+N.M"; tests that only need it on the way (another chapter's, a transcript, the
+PyTorch check) are skipped and name it. The figures in `figures/` are the
+book's: the pictures your programs should draw; `make figures` redraws them
+from your code.
 
 `make` needs `gcc`, `make`, `lua5.4`, `gnuplot` and `prove`:
 
@@ -235,7 +450,11 @@ draw; `make figures` redraws them from your code.
 
 A compiler error names the chapter's Markdown line, so you can fix it where you
 wrote it. Do not edit `build/`: it is made again from the chapters.
-]]):format(#chapters > 1 and "s" or "", and_list(chapters), #exercises > 1 and "s" or "", and_list(exercises))
+
+%s]]):format(#chapters > 1 and "s" or "", and_list(chapters), #exercises > 1 and "s" or "", and_list(exercises),
+             forms, table.concat(list, "\n"), program, first.path, first.line, first.exercise,
+             commands(chapters),
+             reach_section(exercises, chapter_files, reach, chapters))
 end
 
 ------------------------------------------------------------------------------
@@ -264,6 +483,46 @@ local function check_no_leak(texts, removed, paths)
 end
 
 ------------------------------------------------------------------------------
+-- Pass 6: which tests run which exercise's code
+------------------------------------------------------------------------------
+
+-- The handout's programs (deps.programs of its chapters, tangled in memory)
+-- and, for each exercise, the chapters whose tests run its code
+-- (deps.reach). `kept` and `texts` are the handout's files.
+local function code_map(kept, texts)
+  local sources, tests, is_kept = {}, {}, {}
+  for _, path in ipairs(kept) do is_kept[path] = true end
+  local function read(path)
+    if not is_kept[path] then return nil end
+    return texts[path] or read_file(path)
+  end
+  for _, path in ipairs(kept) do
+    if path:match("^chapters/[^/]*%.md$") then sources[#sources + 1] = {path = path, text = texts[path] or read_file(path)} end
+  end
+  table.sort(sources, function(a, b) return a.path < b.path end)   -- book order, as the Makefile sorts them
+  local outputs, err = tangler.tangle(sources)
+  if not outputs then fail("%s", err) end
+  local programs = deps.programs(outputs)
+  for _, path in ipairs(kept) do
+    local name = path:match("^tests/test_([%w_]+)%.c$")
+    if name then
+      tests[#tests + 1] = {path = path, name = name, text = read(path)}
+    end
+  end
+  -- the script tests: those the Makefile names in SCRIPT_TESTS (every other
+  -- file in tests/ if it names none) that run the programs
+  local scripts = {}
+  for word in ((read("Makefile") or ""):match("\nSCRIPT_TESTS%s*:?=([^\n]*)") or ""):gmatch("%S+") do scripts[word] = true end
+  for _, path in ipairs(kept) do
+    if (scripts[path] or next(scripts) == nil and path:match("^tests/[^/]+$") and not path:match("%.[ch]$"))
+       and deps.script_runs_programs(path, read) then
+      tests[#tests + 1] = {path = path}
+    end
+  end
+  return programs, deps.reach(programs, tests)
+end
+
+------------------------------------------------------------------------------
 -- Main
 ------------------------------------------------------------------------------
 
@@ -284,6 +543,8 @@ local function main(argv)
     i = i + 1
   end
   if not outdir or outdir == "" then io.stderr:write(USAGE) os.exit(1) end
+  local state, refusal = outdir_state(outdir)
+  if not state then fail("%s", refusal) end
 
   local files = book_files()
   local texts, chapters_with_exercises = {}, {}
@@ -316,32 +577,37 @@ local function main(argv)
   end
 
   -- What the handout leaves out.
-  local gone = {["README.md"] = true}
+  local gone = {["README.md"] = true, [MARKER] = true}
   local kept = {}
   for _, path in ipairs(files) do
     local n = path:match("^solutions/(%d+)%-[^/]*%.md$")
     if n and assigned[tonumber(n)] then gone[path] = true end
-    if path:match("^tests/teacher/") or path:match("^%.ci/") then gone[path] = true end
+    if path:match("^tests/teacher/") or path:match("^tests/mistakes/") or path == "tools/check-mistakes.lua"
+       or path:match("^%.ci/") then
+      gone[path] = true
+    end
     if not gone[path] then kept[#kept + 1] = path end
   end
 
   -- Cut the assigned chapters; unlink every Markdown file.
-  local exercises, removed, out_texts, text_paths = {}, {}, {}, {}
+  local exercises, removed, stubs, out_texts, text_paths = {}, {}, {}, {}, {}
   for _, path in ipairs(kept) do
     local n = chapter_number(path)
     local text = texts[path]
     if n and assigned[n] then
-      local cut_text, cut_exercises, cut_lines = cut(path, text)
+      local cut_text, cut_exercises, cut_lines, cut_stubs = cut(path, text)
       text = cut_text
       table.move(cut_exercises, 1, #cut_exercises, #exercises + 1, exercises)
       table.move(cut_lines, 1, #cut_lines, #removed + 1, removed)
+      table.move(cut_stubs, 1, #cut_stubs, #stubs + 1, stubs)
     end
     if path:match("%.md$") then
       text = unlink(path, text or read_file(path), gone, n and assigned[n])
     end
     if text then out_texts[path] = text end
   end
-  out_texts["README.md"] = student_readme(numbers, exercises)
+  local programs, reach = code_map(kept, out_texts)
+  out_texts["README.md"] = student_readme(numbers, exercises, stubs, reach, assigned, programs)
   out_texts["mk/handout.mk"] = makefile_part(numbers, exercises)
   kept[#kept + 1] = "README.md"
   kept[#kept + 1] = "mk/handout.mk"
@@ -356,8 +622,13 @@ local function main(argv)
   end
   check_no_leak(out_texts, removed, text_paths)
 
-  -- Write: a fresh directory, text files from memory, the others copied.
-  sh("rm -rf " .. q(outdir) .. " && mkdir -p " .. q(outdir), "emptying " .. outdir)
+  -- Write: a fresh directory, marked first as a handout, text files from
+  -- memory, the others copied. Only a handout made before is removed.
+  local now, why = outdir_state(outdir)
+  if now ~= state then fail("%s", why or (outdir .. " changed while the handout was being made: nothing written")) end
+  if state == "handout" then sh("rm -rf -- " .. q(outdir), "removing the old handout " .. outdir) end
+  sh("mkdir -p -- " .. q(outdir), "making " .. outdir)
+  write_file(outdir .. "/" .. MARKER, MARKER_TEXT)
   for _, path in ipairs(kept) do
     if out_texts[path] then
       write_file(outdir .. "/" .. path, out_texts[path])
