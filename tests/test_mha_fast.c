@@ -177,10 +177,11 @@ static void flash_blocks(float *got, const float *q, const float *k, const float
  * pattern(t, s) exactly: q_t = (1, a_t, 0, 0), k_s = (u_s, w_s, 0, 0). Values are
  * fixed numbers. The core runs block by block; the reference takes base^(score)
  * (2 for the polynomial core, e for expf's) over the visible keys, in double. */
-enum { RISING, FALLING, JUMP, CROSSING };
+enum { RISING, FALLING, JUMP, CROSSING, LAST };
 static const char *const pattern_names[] = {
     "scores rising along the keys (a new max in every block)", "scores falling along the keys (the max comes first)",
-    "one key of the last block far above the rest", "half the queries rising, half falling" };
+    "one key of the last block far above the rest", "half the queries rising, half falling",
+    "the last key of a block 150 above the rest (left out of the max, it overflows)" };
 
 static void core_case(int pattern, int poly, const Tensor *mask, const char *what) {
     int T = 200, Tp = 256, hd = 4, hdp = 32;                 /* rows up to Tp: whole blocks of BC keys */
@@ -192,7 +193,9 @@ static void core_case(int pattern, int poly, const Tensor *mask, const char *wha
         q[t * hdp + 1] = pattern == CROSSING ? (t % 2 ? 1.0f : -1.0f) : 0.0f;
     }
     for (int s = 0; s < T; s++) {
-        k[s * hdp] = pattern == RISING ? 0.05f * s : pattern == FALLING ? -0.05f * s : pattern == JUMP ? (s == 190 ? 30.0f : 0.01f * (s % 7)) : 0.0f;
+        k[s * hdp] = pattern == RISING ? 0.05f * s : pattern == FALLING ? -0.05f * s
+                   : pattern == JUMP ? (s == 190 ? 30.0f : 0.01f * (s % 7))
+                   : pattern == LAST ? (s == 2 * BC - 1 ? 150.0f : 0.01f * (s % 7)) : 0.0f;   /* key 127 */
         k[s * hdp + 1] = pattern == CROSSING ? 0.06f * s - 6.0f : 0.0f;
         for (int d = 0; d < hd; d++) v[s * hdp + d] = (float)((s * 37 + d * 11) % 23) / 23.0f - 0.3f;
     }
@@ -222,7 +225,7 @@ static void core_case(int pattern, int poly, const Tensor *mask, const char *wha
 
 static void test_core(void) {
     for (int poly = 0; poly <= 1; poly++) {
-        for (int p = RISING; p <= CROSSING; p++) core_case(p, poly, NULL, pattern_names[p]);
+        for (int p = RISING; p <= LAST; p++) core_case(p, poly, NULL, pattern_names[p]);
         Tensor mask = tensor_new2(200, 200);                  /* query 3 sees nothing; query 7 only key 190 */
         for (int t = 0; t < 200; t++)
             for (int s = 0; s < 200; s++) mask.data[t * 200 + s] = t == 3 ? 0.0f : t == 7 ? s == 190 : (s * 7 + t) % 5 != 0;
@@ -459,7 +462,7 @@ int main(void) {
 
     /* Exercise 10.6 (the online softmax: running max, rescale, running sum): the
      * tests that say it is done */
-    EXERCISE("10.6", 10, test_core());
+    EXERCISE("10.6", 12, test_core());
     EXERCISE("10.6", 3 * CASES, test_rungs(4, FASTEST));
     TEST_GROUP(test_rungs(1, 3));
     TEST_GROUP(test_exp2());
