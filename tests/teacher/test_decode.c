@@ -78,7 +78,7 @@ static void check_case(const char *what, int B, int T, int D, int H, int G, uint
     Tensor att_t = tensor_new3(B, H, T + spare);
     for (int t = 0; t < T; t++) {
         for (int b = 0; b < B; b++) memcpy(x_t.data + (long)b * D, x.data + ((long)b * T + t) * D, sizeof(float) * D);
-        decode_step(out_t.data, att_t.data, &c, &m, x_t.data, B);
+        STUDENT(decode_step(out_t.data, att_t.data, &c, &m, x_t.data, B));
         for (int b = 0; b < B; b++) memcpy(out.data + ((long)b * T + t) * D, out_t.data + (long)b * D, sizeof(float) * D);
     }
     double *rout = calloc(out.size, sizeof(double)), *rk = calloc((size_t)B * G * T * hd, sizeof(double));

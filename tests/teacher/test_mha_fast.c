@@ -17,6 +17,15 @@
 
 /* ---- one head through the core ------------------------------------------ */
 
+/* The core on one head: every block of BR queries of T, with 2^x (poly) or expf. */
+static void flash_blocks(float *got, const float *q, const float *k, const float *v, const Visibility *vis, int T,
+                         const Fast *f, FlashWork *work, int poly) {
+    for (int t0 = 0; t0 < T; t0 += BR) {
+        if (poly) flash_block_exp2(got, q, k, v, vis, 0, 0, t0, T, f, work);
+        else flash_block_expf(got, q, k, v, vis, 0, 0, t0, T, f, work);
+    }
+}
+
 /* Scores q_t . k_s = score(t, s) exactly (q_t = (1, 0, ...), k_s = (score, ...)
  * with score independent of t, or q_t = (1, t) for the two-column patterns); the
  * reference weighs the values by base^(score - max) over the keys, in double. */
@@ -39,10 +48,7 @@ static void core_case(const char *what, Score score, int T, int poly) {
     Fast f = { .D = hd, .H = 1, .hd = hd, .hdp = hdp };
     Visibility vis = visibility(NULL, 0);
     FlashWork work = flash_work_new(hdp);
-    for (int t0 = 0; t0 < T; t0 += BR) {
-        if (poly) flash_block_exp2(got, q, k, v, &vis, 0, 0, t0, T, &f, &work);
-        else flash_block_expf(got, q, k, v, &vis, 0, 0, t0, T, &f, &work);
-    }
+    STUDENT(flash_blocks(got, q, k, v, &vis, T, &f, &work, poly));
     flash_work_free(&work, hdp);
     for (int t = 0; t < T; t++) {
         double best = -INFINITY, total = 0.0;
@@ -124,7 +130,7 @@ static void test_module(void) {
     for (int r = 4; r <= FASTEST; r++) {
         Fast f;
         fast_prepare(&f, &m, rung_fold(r, hd));
-        rungs[r].forward(got, &f, x.data, &vis, B, T, 2);
+        STUDENT(rungs[r].forward(got, &f, x.data, &vis, B, T, 2), fast_threads_done());   /* threads gone: forks are safe */
         close_ok(got, want, n, 1e-4, 0, "(2, 97, 40, 5), q and k x4, a (B, H, 1, T) mask and --causal: rung %d (%s) "
                  "matches a double-precision reference", r, rungs[r].name);
         fast_free_prepared(&f);
