@@ -17,17 +17,17 @@ memcpy(vh.data, v.data, (size_t)v.size * sizeof(float));]] },
   { exercise = "5.6", chapter = "chapters/05-mha.md",
     mistake = "forgetting the merge: att_drop @ vh written straight into mixed (Exercise 5.3's bug)",
     from = [[
-matmul(mixed_h.data, att_drop, vh.data, B * H, T, hd, T);
+matmul(mixed_h.data, att_drop, vh.data, (long)B * H, T, hd, T);
 merge_heads(mixed.data, mixed_h.data, B, T, H, hd);    // back to (B, T, D)]],
     to = [[
-matmul(mixed.data, att_drop, vh.data, B * H, T, hd, T);]] },
+matmul(mixed.data, att_drop, vh.data, (long)B * H, T, hd, T);]] },
   { exercise = "5.6", chapter = "chapters/05-mha.md",
     mistake = "a tensor from the wrong step: the weights before dropout, att, multiply V",
-    from = "matmul(mixed_h.data, att_drop, vh.data, B * H, T, hd, T);",
-    to = "matmul(mixed_h.data, att, vh.data, B * H, T, hd, T);" },
+    from = "matmul(mixed_h.data, att_drop, vh.data, (long)B * H, T, hd, T);",
+    to = "matmul(mixed_h.data, att, vh.data, (long)B * H, T, hd, T);" },
   { exercise = "5.6", chapter = "chapters/05-mha.md",
     mistake = "each score divided by sqrt(hd), not multiplied by its reciprocal (other bits)",
-    from = "matmul_bt(att, qh.data, kh.data, B * H, T, T, hd, 1.0f / sqrtf((float)hd));",
+    from = "matmul_bt(att, qh.data, kh.data, (long)B * H, T, T, hd, 1.0f / sqrtf((float)hd));",
     to = [[
 for (long bh = 0; bh < (long)B * H; bh++)
     for (int t = 0; t < T; t++)

@@ -1,13 +1,13 @@
 -- Mistakes in Exercise 7.6 that its own tests must catch (see tests/mistakes/README).
 local C = "chapters/07-cross-attention.md"
-local SCORES = "matmul_bt(att, qh.data, kh.data, B * H, T, S, hd, 1.0f / sqrtf((float)hd));"
+local SCORES = "matmul_bt(att, qh.data, kh.data, (long)B * H, T, S, hd, 1.0f / sqrtf((float)hd));"
 local FILL = "masked_fill(&scores, mask, -1e20f);"
 return {
   -- Exercise 7.6: the (T, S) scores of every head (pass 3) and the mask over the source (pass 4)
   { exercise = "7.6", chapter = C,
     mistake = "T where S belongs: each head's scores as a (T, T) block, the habit of self-attention",
     from = SCORES,
-    to = "matmul_bt(att, qh.data, kh.data, B * H, T, T, hd, 1.0f / sqrtf((float)hd));" },
+    to = "matmul_bt(att, qh.data, kh.data, (long)B * H, T, T, hd, 1.0f / sqrtf((float)hd));" },
   { exercise = "7.6", chapter = C,
     mistake = "a padding mask lined up with the queries: (B, 1, S, 1) where (B, 1, 1, S) belongs",
     from = FILL,
@@ -35,15 +35,15 @@ if (mask) {                                  // NULL: every key is visible
   { exercise = "7.6", chapter = C,
     mistake = "the scale sqrt(D), the model's width, instead of sqrt(hd)",
     from = SCORES,
-    to = "matmul_bt(att, qh.data, kh.data, B * H, T, S, hd, 1.0f / sqrtf((float)D));" },
+    to = "matmul_bt(att, qh.data, kh.data, (long)B * H, T, S, hd, 1.0f / sqrtf((float)D));" },
   { exercise = "7.6", chapter = C,
     mistake = "a tensor from the wrong step: k, the keys before split_heads, where kh belongs",
     from = SCORES,
-    to = "matmul_bt(att, qh.data, k.data, B * H, T, S, hd, 1.0f / sqrtf((float)hd));" },
+    to = "matmul_bt(att, qh.data, k.data, (long)B * H, T, S, hd, 1.0f / sqrtf((float)hd));" },
   { exercise = "7.6", chapter = C,
     mistake = "a tensor from the wrong step: the values scored where the keys belong",
     from = SCORES,
-    to = "matmul_bt(att, qh.data, vh.data, B * H, T, S, hd, 1.0f / sqrtf((float)hd));" },
+    to = "matmul_bt(att, qh.data, vh.data, (long)B * H, T, S, hd, 1.0f / sqrtf((float)hd));" },
   { exercise = "7.6", chapter = C,
     mistake = "each score divided by sqrt(hd), not multiplied by its reciprocal (other bits)",
     from = SCORES,

@@ -1,13 +1,13 @@
 -- Mistakes in Exercise 8.6 that its own tests must catch (see tests/mistakes/README).
 local C = "chapters/08-variants.md"
-local SCORES = "matmul_bt(att, qh.data, kh.data, B * H, T, T, hd, 1.0f);  // pass 3"
+local SCORES = "matmul_bt(att, qh.data, kh.data, (long)B * H, T, T, hd, 1.0f);  // pass 3"
 local ADD = "att[r * T + s] += -10000.0f;"
 return {
   -- Exercise 8.6: seed 003's unscaled scores, additive causal mask and softmax (mhsa_relu)
   { exercise = "8.6", chapter = C,
     mistake = "adding the scale 1/sqrt(hd), the habit of every other program",
     from = SCORES,
-    to = "matmul_bt(att, qh.data, kh.data, B * H, T, T, hd, 1.0f / sqrtf((float)hd));" },
+    to = "matmul_bt(att, qh.data, kh.data, (long)B * H, T, T, hd, 1.0f / sqrtf((float)hd));" },
   { exercise = "8.6", chapter = C,
     mistake = "filling instead of adding: -inf written over a hidden score",
     from = ADD, to = "att[r * T + s] = -INFINITY;" },
@@ -32,7 +32,7 @@ return {
   { exercise = "8.6", chapter = C,
     mistake = "a tensor from the wrong step: the queries scored against themselves, qh where kh belongs",
     from = SCORES,
-    to = "matmul_bt(att, qh.data, qh.data, B * H, T, T, hd, 1.0f);  // pass 3" },
+    to = "matmul_bt(att, qh.data, qh.data, (long)B * H, T, T, hd, 1.0f);  // pass 3" },
   { exercise = "8.6", chapter = C,
     mistake = "a tensor from the wrong step: the mask added to the weights after the softmax, not to the scores",
     from = [[
