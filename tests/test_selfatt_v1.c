@@ -64,7 +64,7 @@ static void test_against_reference(void) {
         Tensor x;
         make_case(&m, &x, B, T, D, 100 + c);
         Tensor att = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
-        selfatt_v1_forward(out.data, att.data, &m, x.data, B, T);
+        STUDENT(selfatt_v1_forward(out.data, att.data, &m, x.data, B, T));
         double *ratt = calloc(att.size, sizeof(double)), *rout = calloc(out.size, sizeof(double));
         reference(rout, ratt, &m, x.data, B, T);
         close_ok(out.data, rout, out.size, 1e-5, 0, "output matches a double-precision reference for (B, T, D) = (%d, %d, %d)", B, T, D);
@@ -93,7 +93,7 @@ static void test_hand_worked(void) {
         *bs[i] = tensor_new1(1);
     }
     float x[2] = { 0, 2 }, att[4], out[2];
-    selfatt_v1_forward(out, att, &m, x, 1, 2);
+    STUDENT(selfatt_v1_forward(out, att, &m, x, 1, 2));
     double e4 = exp(4.0), w1 = e4 / (1 + e4);
     ok(fabs(att[0] - 0.5) < 1e-7 && fabs(att[1] - 0.5) < 1e-7, "a query orthogonal to every key attends uniformly");
     ok(fabs(att[3] - w1) < 1e-6 && fabs(att[2] - (1 - w1)) < 1e-6, "a hand-worked 2x2 case gives softmax(0, 4) = (0.018, 0.982)");
@@ -113,8 +113,8 @@ static void test_permutation(void) {
             memcpy(xp.data + (b * T + t) * D, x.data + (b * T + perm[t]) * D, D * sizeof(float));
     Tensor att = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
     Tensor attp = tensor_new3(B, T, T), outp = tensor_new3(B, T, D);
-    selfatt_v1_forward(out.data, att.data, &m, x.data, B, T);
-    selfatt_v1_forward(outp.data, attp.data, &m, xp.data, B, T);
+    STUDENT(selfatt_v1_forward(out.data, att.data, &m, x.data, B, T));
+    STUDENT(selfatt_v1_forward(outp.data, attp.data, &m, xp.data, B, T));
     double worst = 0, worst_att = 0;
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++) {
@@ -149,13 +149,13 @@ static void test_dump_load(const char *tmp) {
     Tensor x, x2;
     make_case(&m, &x, 2, 3, 5, 11);
     Tensor att = tensor_new3(2, 3, 3), out = tensor_new3(2, 3, 5);
-    selfatt_v1_forward(out.data, att.data, &m, x.data, 2, 3);
+    STUDENT(selfatt_v1_forward(out.data, att.data, &m, x.data, 2, 3));
     selfatt_v1_dump(dir, &m, &x, &att, &out);
     Args a = { .load = dir };
     selfatt_v1_load(&m2, &x2, &a);
     ok(a.batch == 2 && a.seq == 3 && a.dim == 5, "loading takes B, T and D from X.npy");
     Tensor att2 = tensor_new3(2, 3, 3), out2 = tensor_new3(2, 3, 5);
-    selfatt_v1_forward(out2.data, att2.data, &m2, x2.data, 2, 3);
+    STUDENT(selfatt_v1_forward(out2.data, att2.data, &m2, x2.data, 2, 3));
     ok(memcmp(out.data, out2.data, out.size * sizeof(float)) == 0 &&
        memcmp(att.data, att2.data, att.size * sizeof(float)) == 0,
        "a loaded dump computes the same output and weights, bit for bit");

@@ -64,7 +64,7 @@ static void test_against_reference(void) {
         Tensor x;
         make_v2(&m, &x, B, T, D, 200 + c);
         Tensor att = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
-        selfatt_v2_forward(out.data, att.data, &m, x.data, B, T);
+        STUDENT(selfatt_v2_forward(out.data, att.data, &m, x.data, B, T));
         double *ratt = calloc(att.size, sizeof(double)), *rout = calloc(out.size, sizeof(double));
         reference(rout, ratt, &m, x.data, B, T);
         close_ok(out.data, rout, out.size, 1e-5, 0, "output matches a double-precision reference for (B, T, D) = (%d, %d, %d)", B, T, D);
@@ -106,8 +106,8 @@ static void test_reduces_to_v1(void) {
         v2_from_v1(&m2, &m1, 0);
         Tensor att1 = tensor_new3(B, T, T), out1 = tensor_new3(B, T, D);
         Tensor att2 = tensor_new3(B, T, T), out2 = tensor_new3(B, T, D);
-        selfatt_v1_forward(out1.data, att1.data, &m1, x.data, B, T);
-        selfatt_v2_forward(out2.data, att2.data, &m2, x.data, B, T);
+        STUDENT(selfatt_v1_forward(out1.data, att1.data, &m1, x.data, B, T));
+        STUDENT(selfatt_v2_forward(out2.data, att2.data, &m2, x.data, B, T));
         ok(memcmp(att1.data, att2.data, att1.size * sizeof(float)) == 0,
            "with V1's weights stacked, V2's weights equal V1's bit for bit, (B, T, D) = (%d, %d, %d)", B, T, D);
         ok(memcmp(out1.data, out2.data, out1.size * sizeof(float)) == 0,
@@ -117,7 +117,7 @@ static void test_reduces_to_v1(void) {
             /* the split order matters: keys first gives the transposed scores */
             SelfAttV2 swapped = {0};
             v2_from_v1(&swapped, &m1, 1);
-            selfatt_v2_forward(out2.data, att2.data, &swapped, x.data, B, T);
+            STUDENT(selfatt_v2_forward(out2.data, att2.data, &swapped, x.data, B, T));
             ok(memcmp(att1.data, att2.data, att1.size * sizeof(float)) != 0,
                "stacking keys before queries gives different weights: the split order is part of the weight");
             selfatt_v2_free(&swapped);
