@@ -307,6 +307,13 @@ static void test_softmax_by_hand(void) {
     close_ok(ninety, ((double[]){ 1 / (1 + exp(-1.0)), 1 - 1 / (1 + exp(-1.0)) }), 2, 1e-7, 0,
              "softmax of [90, 89], where exp(90) overflows a float, is [0.7311, 0.2689]");
 
+    /* one call, two rows 1000 apart: a maximum kept from the first row (or one for
+     * the whole tensor) leaves the second row's exponentials 0, and 0 / 0 */
+    float apart[4] = { 1000, 1001, 0, 1 };
+    STUDENT(softmax_lastdim(apart, 2, 2));
+    close_ok(apart, ((double[]){ 1 / (1 + e), e / (1 + e), 1 / (1 + e), e / (1 + e) }), 4, 1e-7, 0,
+             "rows [1000, 1001] and [0, 1] in one call: each row subtracts its own maximum");
+
     float dead[2] = { -INFINITY, -INFINITY };
     STUDENT(softmax_lastdim(dead, 1, 2));
     ok(isnan(dead[0]) && isnan(dead[1]), "a row of -inf only gives NaN, as torch.softmax does");
@@ -1146,7 +1153,7 @@ int main(void) {
     TEST_GROUP(test_matmuls());
     TEST_GROUP(test_heads());
     /* Exercise 0.7 (the body of softmax_lastdim): the tests that say it is done */
-    EXERCISE("0.7", 7, test_softmax_by_hand());
+    EXERCISE("0.7", 8, test_softmax_by_hand());
     EXERCISE("0.7", 3, test_softmax_reference());
     TEST_GROUP(test_masks());
     TEST_GROUP(test_dropout());
