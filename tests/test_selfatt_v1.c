@@ -92,7 +92,7 @@ static void test_hand_worked(void) {
         *ws[i] = tensor_new2(1, 1); ws[i]->data[0] = 1;
         *bs[i] = tensor_new1(1);
     }
-    float x[2] = { 0, 2 }, att[4], out[2];
+    float x[2] = { 0, 2 }, att[4] = { 0 }, out[2] = { 0 };   /* zeros if a stub stops the pass */
     STUDENT(selfatt_v1_forward(out, att, &m, x, 1, 2));
     double e4 = exp(4.0), w1 = e4 / (1 + e4);
     ok(fabs(att[0] - 0.5) < 1e-7 && fabs(att[1] - 0.5) < 1e-7, "a query orthogonal to every key attends uniformly");
