@@ -56,6 +56,12 @@ static void make_v2(SelfAttV2 *m, Tensor *x, int B, int T, int D, uint64_t seed)
 
 /* ---- the tests ------------------------------------------------------------- */
 
+/* 1 when no call of this group has stopped at a stub (tap.h notes the one that
+ * did): a comparison of two results that a stub left unwritten, zeros against
+ * zeros, must not pass. After a stub, such a test fails, and is then skipped,
+ * naming the exercise, unless that exercise is its own. */
+static int computed(void) { return tap_stub[0] == '\0'; }
+
 static void test_against_reference(void) {
     static const int shapes[][3] = { {3, 2, 4}, {1, 1, 1}, {2, 5, 3}, {2, 9, 16}, {1, 33, 8} };
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
@@ -125,9 +131,9 @@ static void test_reduces_to_v1(void) {
         Tensor att2 = tensor_new3(B, T, T), out2 = tensor_new3(B, T, D);
         STUDENT(v1_by_kernels(out1.data, att1.data, &m1, x.data, B, T));
         STUDENT(selfatt_v2_forward(out2.data, att2.data, &m2, x.data, B, T));
-        ok(memcmp(att1.data, att2.data, att1.size * sizeof(float)) == 0,
+        ok(computed() && memcmp(att1.data, att2.data, att1.size * sizeof(float)) == 0,
            "with V1's weights stacked, V2's weights equal V1's bit for bit, (B, T, D) = (%d, %d, %d)", B, T, D);
-        ok(memcmp(out1.data, out2.data, out1.size * sizeof(float)) == 0,
+        ok(computed() && memcmp(out1.data, out2.data, out1.size * sizeof(float)) == 0,
            "with V1's weights stacked and an identity output_proj, V2's output equals V1's bit for bit, (%d, %d, %d)",
            B, T, D);
         if (c == 0) {
@@ -135,7 +141,7 @@ static void test_reduces_to_v1(void) {
             SelfAttV2 swapped = {0};
             v2_from_v1(&swapped, &m1, 1);
             STUDENT(selfatt_v2_forward(out2.data, att2.data, &swapped, x.data, B, T));
-            ok(memcmp(att1.data, att2.data, att1.size * sizeof(float)) != 0,
+            ok(computed() && memcmp(att1.data, att2.data, att1.size * sizeof(float)) != 0,
                "stacking keys before queries gives different weights: the split order is part of the weight");
             selfatt_v2_free(&swapped);
         }
