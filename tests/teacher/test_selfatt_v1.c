@@ -60,7 +60,7 @@ static void check_case(int B, int T, int D, uint64_t seed, float sharpen) {
     for (long i = 0; i < m.query_w.size; i++) m.query_w.data[i] *= sharpen;
     Tensor att = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
     double *ratt = malloc((size_t)att.size * sizeof *ratt), *rout = malloc((size_t)out.size * sizeof *rout);
-    selfatt_v1_forward(out.data, att.data, &m, x.data, B, T);
+    STUDENT(selfatt_v1_forward(out.data, att.data, &m, x.data, B, T));
     reference(rout, ratt, &m, x.data, B, T);
     close_ok(att.data, ratt, att.size, 1e-5, 1e-5, "hidden case (B, T, D) = (%d, %d, %d), seed %llu, query weights x%g: the weights",
              B, T, D, (unsigned long long)seed, sharpen);

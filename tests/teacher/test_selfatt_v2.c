@@ -68,7 +68,7 @@ static void check(int B, int T, int D, uint64_t seed, const char *what) {
     selfatt_v2_make(&m, &x, &a);
     Tensor att = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
     double *ratt = calloc(att.size, sizeof *ratt), *rout = calloc(out.size, sizeof *rout);
-    selfatt_v2_forward(out.data, att.data, &m, x.data, B, T);
+    STUDENT(selfatt_v2_forward(out.data, att.data, &m, x.data, B, T));
     reference(rout, ratt, &m, x.data, B, T);
     double ew = worst(att.data, ratt, att.size), eo = worst(out.data, rout, out.size);
     ok(ew <= 1e-6 && eo <= 1e-5, "(B, T, D) = (%d, %d, %d), seed %llu, %s: weights and output match a double-precision reference",

@@ -55,7 +55,7 @@ static void check_rows(const float *x, long rows, int n, double atol, double rto
     double *want = malloc((size_t)(rows * n) * sizeof *want);
     memcpy(got, x, (size_t)(rows * n) * sizeof *got);
     ref_softmax(want, x, rows, n);
-    softmax_lastdim(got, rows, n);
+    STUDENT(softmax_lastdim(got, rows, n));
     close_ok(got, want, rows * n, atol, rtol, "%s", what);
     free(got);
     free(want);
@@ -110,7 +110,7 @@ static void test_shapes(void) {
     float buf[3 * 5 + 4];
     for (int i = 0; i < 3 * 5; i++) buf[i] = (float)(i % 7) - 3;
     for (int i = 3 * 5; i < 3 * 5 + 4; i++) buf[i] = 1234.5f;
-    softmax_lastdim(buf, 3, 5);
+    STUDENT(softmax_lastdim(buf, 3, 5));
     ok(buf[15] == 1234.5f && buf[16] == 1234.5f && buf[17] == 1234.5f && buf[18] == 1234.5f,
        "softmax of (3, 5) leaves the four floats after its last row as they were");
 }

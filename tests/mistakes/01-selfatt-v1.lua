@@ -1,0 +1,53 @@
+-- Mistakes in Exercise 1.6 that its own tests must catch (see tests/mistakes/README).
+return {
+  -- Exercise 1.6: passes 2 to 4 of SelfAttV1 (chapters/01-selfatt-v1.md)
+  { exercise = "1.6", chapter = "chapters/01-selfatt-v1.md",
+    mistake = "the scale D instead of sqrt(D)",
+    from = "float scale = 1.0f / sqrtf((float)D);", to = "float scale = 1.0f / (float)D;" },
+  { exercise = "1.6", chapter = "chapters/01-selfatt-v1.md",
+    mistake = "no scale at all",
+    from = "float scale = 1.0f / sqrtf((float)D);", to = "float scale = 1.0f;" },
+  { exercise = "1.6", chapter = "chapters/01-selfatt-v1.md",
+    mistake = "Q @ K without the transpose: matmul in place of matmul_bt",
+    from = "matmul_bt(att, q.data, k.data, B, T, T, D, scale);",
+    to = [[
+matmul(att, q.data, k.data, B, T, T, D);
+for (long i = 0; i < (long)B * T * T; i++) att[i] *= scale;]] },
+  { exercise = "1.6", chapter = "chapters/01-selfatt-v1.md",
+    mistake = "queries and keys swapped: K @ Q^T, the scores transposed",
+    from = "matmul_bt(att, q.data, k.data, B, T, T, D, scale);",
+    to = "matmul_bt(att, k.data, q.data, B, T, T, D, scale);" },
+  { exercise = "1.6", chapter = "chapters/01-selfatt-v1.md",
+    mistake = "each score divided by sqrt(D), not multiplied by its reciprocal (other bits)",
+    from = [[
+float scale = 1.0f / sqrtf((float)D);
+matmul_bt(att, q.data, k.data, B, T, T, D, scale);   // (B, T, D) @ (B, T, D)^T -> (B, T, T)]],
+    to = [[
+for (long bt = 0; bt < BT; bt++)                     // query t of sequence b
+    for (int s = 0; s < T; s++) {                    // key s of the same sequence
+        const float *q_bt = q.data + bt * D, *k_bs = k.data + (bt / T * T + s) * D;
+        float dot = 0.0f;
+        for (int i = 0; i < D; i++) dot += q_bt[i] * k_bs[i];
+        att[bt * T + s] = dot / sqrtf((float)D);
+    }]] },
+  { exercise = "1.6", chapter = "chapters/01-selfatt-v1.md",
+    mistake = "the softmax over the queries (dim=-2): each column sums to 1",
+    from = "softmax_lastdim(att, BT, T);        // (B, T, T), each row now sums to 1",
+    to = [[
+for (int b = 0; b < B; b++)
+    for (int s = 0; s < T; s++) {                    // column s of sequence b
+        float *col = att + (long)b * T * T + s, max = -INFINITY, sum = 0.0f;
+        for (int t = 0; t < T; t++) if (col[(long)t * T] > max) max = col[(long)t * T];
+        for (int t = 0; t < T; t++) { col[(long)t * T] = expf(col[(long)t * T] - max); sum += col[(long)t * T]; }
+        for (int t = 0; t < T; t++) col[(long)t * T] /= sum;
+    }]] },
+  { exercise = "1.6", chapter = "chapters/01-selfatt-v1.md",
+    mistake = "one softmax over each sequence's T * T scores at once",
+    from = "softmax_lastdim(att, BT, T);", to = "softmax_lastdim(att, B, T * T);" },
+  { exercise = "1.6", chapter = "chapters/01-selfatt-v1.md",
+    mistake = "B rows where B * T belong: only the first B rows normalised",
+    from = "softmax_lastdim(att, BT, T);", to = "softmax_lastdim(att, B, T);" },
+  { exercise = "1.6", chapter = "chapters/01-selfatt-v1.md",
+    mistake = "a tensor from the wrong step: X, the input before pass 1, where V belongs",
+    from = "matmul(out, att, v.data, B, T, D, T);", to = "matmul(out, att, x, B, T, D, T);" },
+}
