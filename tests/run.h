@@ -114,7 +114,8 @@ RUN_FN TAP_PRINTF(6, 7) int run_refuses(const char *path, const char *const *arg
     int status = run_program(path, args, out, sizeof out, err, sizeof err);
     int good = status > 0 && status < 128 && status != 3 && out[0] == 0 && run_count_lines(err) == 1 && strstr(err, part);
     tap_ok(good, file, line, "%s", name);
-    if (!good) diag("exit %d; stdout '%s'; stderr '%s'; wanted one line containing '%s'", status, out, err, part);
+    if (!good && !tap_stub[0])                  /* after a stub, the test was skipped or failed by it */
+        diag("exit %d; stdout '%s'; stderr '%s'; wanted one line containing '%s'", status, out, err, part);
     return good;
 }
 

@@ -10,7 +10,8 @@
 -- $ABH_WRAP, if set, goes before the program (make test-valgrind: valgrind).
 -- In a student handout, a session whose program stops at an exercise's stub
 -- is skipped, naming the exercise. Error messages quoted elsewhere in the
--- chapters and solutions must name a chapter line that still calls die().
+-- chapters and solutions must name a chapter line that still calls die(), and
+-- every figure drawn from a program's run gives the command beside it.
 --
 --   lua5.4 tests/transcripts_test.lua [CHAPTER.md ...]     (TAP on stdout)
 
@@ -112,6 +113,38 @@ for _, chapter in ipairs(chapters) do
     end
   end
 end
+-- Every figure drawn from a program's run (FIG_RUN in mk/*.mk) gives, in the
+-- lines around it, the exact command that redraws its numbers.
+local fig_run = {}
+local mks = assert(io.popen("ls mk/*.mk"))
+for mk in mks:lines() do
+  for line in io.lines(mk) do
+    local name, command = line:match("^figures/([%w_%-]+)%.svg: FIG_RUN = (.-)%s*$")
+    if name then fig_run[name] = command end
+  end
+end
+mks:close()
+local with_figures = { table.unpack(chapters) }
+local sols = io.popen("ls solutions/*.md 2>/dev/null")
+for path in sols:lines() do with_figures[#with_figures + 1] = path end
+sols:close()
+for _, chapter in ipairs(with_figures) do
+  local lines = {}
+  for text in io.lines(chapter) do lines[#lines + 1] = text end
+  for n, text in ipairs(lines) do
+    local name = text:match("^!%[.-%]%(%.%./figures/([%w_%-]+)%.svg%)")
+    if name and fig_run[name] then
+      local near = table.concat(lines, " ", math.max(1, n - 8), math.min(#lines, n + 5)):gsub("%s+", " ")
+      local want = "build/bin/" .. fig_run[name]
+      count = count + 1
+      local found = near:find(want, 1, true) ~= nil
+      if not found then failed = failed + 1 end
+      print(string.format("%sok %d - %s:%d: figures/%s.svg gives the command that redraws it, `%s`",
+                          found and "" or "not ", count, chapter, n, name, want))
+    end
+  end
+end
+
 -- Error messages quoted outside console sessions (```text blocks, the
 -- solutions) name the chapter line of the die() that printed them: that line
 -- must still hold a die() call, or the quote is stale.
