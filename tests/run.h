@@ -30,16 +30,18 @@
  *   STUDENT(call)                  a call into a chapter's code that a student
  *                                  writes (a forward pass): if it reaches a
  *                                  stub, the stub is noted (tap.h) and the test
- *                                  goes on after the call, instead of the
- *                                  process stopping, so that every later test
- *                                  still runs under its own name (and fails,
- *                                  if it is that exercise's)
+ *                                  goes on after the call, in a backup forked
+ *                                  before it, instead of the process stopping,
+ *                                  so that every later test still runs under
+ *                                  its own name (and fails, if it is that
+ *                                  exercise's)
  *
  * Include after tap.h. Header-only, every function static. */
 #ifndef RUN_H
 #define RUN_H
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,31 +159,40 @@ RUN_FN void remove_tree(const char *dir) {
     if (system(cmd) != 0) diag("could not remove %s", dir);
 }
 
-/* STUDENT(call): call runs in a forked child, which, once call has returned,
- * goes on with the rest of the test as if nothing had happened, while this
- * process waits and then ends as the child ended. If instead the child
- * reaches a stub inside call, it tells this process so through a pipe and
- * stops; the stub is noted (tap.h: the tests of its exercise fail, others that
- * fail are skipped) and this process goes on after call, whose outputs were
- * never written: every later test still runs, under its own name. A fork, not
- * setjmp: nothing of the test's own state is left undefined. */
-static int run_student_fd = -1;       /* in a STUDENT child, until its call returns */
+/* STUDENT(call): before call, the process forks a backup of itself, which
+ * waits on a pipe. If call returns, the backup is killed and the test goes on.
+ * If call reaches a stub, the stub (through not_implemented_hook) tells the
+ * backup so and waits for it: the stub is noted (tap.h: the tests of its
+ * exercise fail, others are skipped) and the backup goes on after call, whose
+ * outputs were never written, so every later test still runs under its own
+ * name; the process that met the stub then ends as the backup ended. A fork,
+ * not setjmp: nothing of the test's own state is left undefined; and since the
+ * backup is killed when call returns, processes chain only where stubs are. */
+static int run_student_fd = -1;       /* while a STUDENT call runs: the pipe to the backup */
+static pid_t run_student_backup;
 
 static __attribute__((unused)) void run_stub_caught(const char *file, int line, const char *exercise) {
+    static int caught;                /* threads (OpenMP) may meet the stub at once: one speaks */
     char note[64];
     if (run_student_fd < 0) return;   /* not inside STUDENT: the process stops as before */
+    if (__atomic_exchange_n(&caught, 1, __ATOMIC_SEQ_CST))
+        for (;;) pause();             /* the first thread ends the process */
     int n = snprintf(note, sizeof note, "S%s", exercise);
     if (strcmp(tap_stub, exercise) != 0) diag("%s:%d: not implemented yet: %s", file, line, exercise);
     fflush(stdout);
+    fflush(stderr);
     if (write(run_student_fd, note, (size_t)n) != n) _exit(2);
-    _exit(3);
+    close(run_student_fd);
+    int status;
+    while (waitpid(run_student_backup, &status, 0) < 0 && errno == EINTR) {}
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }
 
-/* 1 in the child, which makes the call; 0 in this process if the call met a stub. */
+/* 1 in the process that makes the call; 0 in the backup, if the call met a stub. */
 RUN_FN int run_student_begin(void) {
     int fds[2];
-    /* The process that waits may end with _exit while the test's pointers live in
-     * registers only; spilled to this frame, valgrind's leak check sees them. */
+    /* A process may end with _exit while the test's pointers live in registers
+     * only; spilled to this frame, valgrind's leak check sees them. */
     __builtin_unwind_init();
     not_implemented_hook = run_stub_caught;
     fflush(stdout);
@@ -189,12 +200,13 @@ RUN_FN int run_student_begin(void) {
     if (pipe(fds) != 0) { perror("pipe"); exit(2); }
     pid_t pid = fork();
     if (pid < 0) { perror("fork"); exit(2); }
-    if (pid == 0) {
+    if (pid > 0) {
         close(fds[0]);
         run_student_fd = fds[1];
+        run_student_backup = pid;
         return 1;
     }
-    close(fds[1]);
+    close(fds[1]);                    /* the backup: wait for a stub's note, or for the end */
     char note[64] = "";
     size_t used = 0;
     for (ssize_t r; used < sizeof note - 1 && ((r = read(fds[0], note + used, sizeof note - 1 - used)) != 0);)
@@ -202,9 +214,7 @@ RUN_FN int run_student_begin(void) {
         else if (errno != EINTR) break;
     note[used] = '\0';
     close(fds[0]);
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    if (note[0] != 'S') _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    if (note[0] != 'S') _exit(0);     /* the call's process died without a stub: it was a crash */
     char text[96];
     snprintf(text, sizeof text, "not implemented yet: %s", note + 1);
     tap_note_stub(text, 3);
@@ -212,9 +222,11 @@ RUN_FN int run_student_begin(void) {
     return 0;
 }
 
-/* In the child: the call returned; from here on it is the test. */
+/* The call returned: the backup is not needed. */
 RUN_FN void run_student_end(void) {
-    if (write(run_student_fd, "R", 1) != 1) _exit(2);
+    int status;
+    kill(run_student_backup, SIGKILL);
+    while (waitpid(run_student_backup, &status, 0) < 0 && errno == EINTR) {}
     close(run_student_fd);
     run_student_fd = -1;
 }
