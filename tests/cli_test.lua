@@ -86,6 +86,8 @@ for _, name in ipairs(programs) do
   ok(s2 == 0 and usage2 == usage, name .. " -h is --help")
 
   local flags, defaults = read_usage(usage)
+  ok(not usage:find("\ndefaults:%s*\n") and not usage:find("\ndefaults:%s*$"),
+     name .. " --help: a defaults line, if any, names the values it would use")
   local lists = {}
   for _, f in ipairs(flags) do lists[f.name] = f end
   local case = tmp .. "/" .. name .. "-case"
