@@ -103,7 +103,7 @@ FUZZ_OPTIONS_mask   := -close_fd_mask=2 -max_len=512
 FUZZ_OPTIONS_tangle := -max_len=4096 -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/tangle.dict
 
 .PHONY: all help programs run figures test test-valgrind fuzz html clean tools handout grade check-handout \
-        check-mistakes check-cross bench
+        check-mistakes check-cross bench stats
 .DELETE_ON_ERROR:
 
 ## Build everything: tangle the chapters, compile, run every program, draw every figure.
@@ -211,6 +211,10 @@ bench: $(BENCHES:%=$(BIN)/%)
 	$(Q)mkdir -p $(OUT)/bench
 	$(Q)for b in $(BENCHES); do printf '  %-7s %s\n' BENCH "$$b > $(OUT)/bench/$$b.txt"; \
 	    $(BIN)/$$b | tee $(OUT)/bench/$$b.txt || exit 1; done
+
+## Measure how each chapter reads: words, blocks, blocks without prose around them, C lines by job (-v: where).
+stats: tools
+	$(Q)$(LUA) tools/stats.lua $(if $(V),-v) $(CHAPTER_FILES)
 
 ## Render the whole book as one page, build/book.html (needs pandoc).
 html: build/book.html

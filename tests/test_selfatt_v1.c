@@ -48,10 +48,24 @@ static void reference(double *out, double *att, const SelfAttV1 *m, const float 
     free(q); free(k); free(v);
 }
 
-/* A module and input made from a seed, with sizes B, T, D. */
+/* A module and input made from a seed, with sizes B, T, D, through the
+ * program's own list of tensors, as its main makes them. */
 static void make_case(SelfAttV1 *m, Tensor *x, int B, int T, int D, uint64_t seed) {
     Args a = { .batch = B, .seq = T, .dim = D, .seed = seed };
-    selfatt_v1_make(m, x, &a);
+    Tensors list = {0};
+    Tensor att, out;
+    selfatt_v1_tensors(&list, m, x, &att, &out);
+    tensors_open(&list, &a);
+    tensor_free(&att); tensor_free(&out);
+    m->dim = D;
+}
+
+/* Free the module's tensors through the same list. */
+static void selfatt_v1_free(SelfAttV1 *m) {
+    Tensors list = {0};
+    Tensor none = {0};
+    selfatt_v1_tensors(&list, m, &none, &none, &none);
+    tensors_close(&list, &(Args){0});
 }
 
 /* ---- the tests ------------------------------------------------------------- */
@@ -152,22 +166,25 @@ static void test_dump_load(const char *tmp) {
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/in-process", tmp);
     SelfAttV1 m = {0}, m2 = {0};
-    Tensor x, x2;
-    make_case(&m, &x, 2, 3, 5, 11);
-    Tensor att = tensor_new3(2, 3, 3), out = tensor_new3(2, 3, 5);
+    Tensor x, att, out, x2, att2, out2;
+    Tensors list = {0}, list2 = {0};
+    Args a = { .batch = 2, .seq = 3, .dim = 5, .seed = 11, .dump = dir }, a2 = { .load = dir };
+    selfatt_v1_tensors(&list, &m, &x, &att, &out);
+    tensors_open(&list, &a);
+    m.dim = 5;
     STUDENT(selfatt_v1_forward(out.data, att.data, &m, x.data, 2, 3));
-    selfatt_v1_dump(dir, &m, &x, &att, &out);
-    Args a = { .load = dir };
-    selfatt_v1_load(&m2, &x2, &a);
-    ok(a.batch == 2 && a.seq == 3 && a.dim == 5, "loading takes B, T and D from X.npy");
-    Tensor att2 = tensor_new3(2, 3, 3), out2 = tensor_new3(2, 3, 5);
+    selfatt_v1_tensors(&list2, &m2, &x2, &att2, &out2);
+    tensors_close(&list, &a);                                      /* writes dir, frees */
+    tensors_open(&list2, &a2);
+    ok(a2.batch == 2 && a2.seq == 3 && a2.dim == 5, "loading takes B, T and D from X.npy");
+    m2.dim = a2.dim;
     STUDENT(selfatt_v1_forward(out2.data, att2.data, &m2, x2.data, 2, 3));
-    ok(computed() && memcmp(out.data, out2.data, out.size * sizeof(float)) == 0 &&
-       memcmp(att.data, att2.data, att.size * sizeof(float)) == 0,
+    Tensor att1 = load_npy(dir, "attn"), out1 = load_npy(dir, "out");
+    ok(computed() && memcmp(out1.data, out2.data, out1.size * sizeof(float)) == 0 &&
+       memcmp(att1.data, att2.data, att1.size * sizeof(float)) == 0,
        "a loaded dump computes the same output and weights, bit for bit");
-    tensor_free(&att); tensor_free(&out); tensor_free(&att2); tensor_free(&out2);
-    tensor_free(&x); tensor_free(&x2);
-    selfatt_v1_free(&m); selfatt_v1_free(&m2);
+    tensor_free(&att1); tensor_free(&out1);
+    tensors_close(&list2, &(Args){0});
 }
 
 /* Chapter 2's promise asks for V1's very bits: selfatt_v2, given V1's layers

@@ -55,10 +55,12 @@ static void reference(double *out, double *att, const SelfAttV1 *m, const float 
 static void check_case(int B, int T, int D, uint64_t seed, float sharpen) {
     Args a = { .batch = B, .seq = T, .dim = D, .seed = seed };
     SelfAttV1 m = {0};
-    Tensor x;
-    selfatt_v1_make(&m, &x, &a);
+    Tensor x, att, out;
+    Tensors list = {0};
+    selfatt_v1_tensors(&list, &m, &x, &att, &out);   /* made as the program makes them */
+    tensors_open(&list, &a);
+    m.dim = D;
     for (long i = 0; i < m.query_w.size; i++) m.query_w.data[i] *= sharpen;
-    Tensor att = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
     double *ratt = malloc((size_t)att.size * sizeof *ratt), *rout = malloc((size_t)out.size * sizeof *rout);
     STUDENT(selfatt_v1_forward(out.data, att.data, &m, x.data, B, T));
     reference(rout, ratt, &m, x.data, B, T);
@@ -67,8 +69,7 @@ static void check_case(int B, int T, int D, uint64_t seed, float sharpen) {
     close_ok(out.data, rout, out.size, 1e-5, 1e-5, "hidden case (B, T, D) = (%d, %d, %d), seed %llu, query weights x%g: the output",
              B, T, D, (unsigned long long)seed, sharpen);
     free(ratt), free(rout);
-    tensor_free(&att), tensor_free(&out), tensor_free(&x);
-    selfatt_v1_free(&m);
+    tensors_close(&list, &(Args){0});
 }
 
 static void hidden_shapes(void) {
@@ -83,7 +84,7 @@ static void hidden_sharp(void) {
 }
 
 int main(void) {
-    (void)selfatt_v1_load, (void)selfatt_v1_dump, (void)selfatt_v1_print;
+    (void)selfatt_v1_print;
     (void)selfatt_v1_params, (void)selfatt_v1_macs_all;
     EXERCISE("1.6", 8, hidden_shapes());
     EXERCISE("1.6", 2, hidden_sharp());

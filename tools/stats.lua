@@ -1,0 +1,239 @@
+--[[ stats.lua: how each chapter reads, measured.
+
+Usage: lua5.4 tools/stats.lua [--check] CHAPTER.md ...
+
+For every chapter it prints one line: words (as `wc -w` counts them), code
+blocks, the longest block, the blocks that have no sentence before them or no
+paragraph after them, and the chapter's C lines by job:
+
+  idea       the module itself: its tensors, its forward pass, its counts
+  machinery  making a case, loading, printing, dumping, freeing, parsing, main
+
+Every line of a C block is counted, as a reader meets it: comments, blank
+lines, its caption (`// <<x>>=`, counted with the line after it) and its
+references (`<<x>>`); only the fences are not. It belongs to the function around it, and a chunk that
+is referenced from inside a function belongs to that function, so a pass of a
+forward pass counts as idea wherever its block sits. A function is machinery
+when its name says it makes, loads, prints, dumps, frees, parses, checks, reads
+or times, or it is `main`; lines outside any function (structs, tables) are idea.
+
+"A sentence before" means the last non-blank line before the opening fence is
+prose (not a heading, a fence, a table or an HTML comment); "a paragraph after"
+the same for the first non-blank line after the closing fence. -v lists the
+blocks that miss one, as chapter.md:LINE.
+
+With --check it exits 1 when a target of the reader's edition is missed:
+chapters 1 to 9 with more than 25% machinery, any C block over 25 lines, a
+block without a sentence before or a paragraph after, a chapter over 11,000
+words. Chapter 0 and the appendices are measured, and only the last three apply.
+]]
+
+local MAX_WORDS, MAX_C_BLOCK, MAX_MACHINERY = 11000, 25, 0.25
+
+local MACHINERY = { "free", "make", "load", "print", "dump", "parse", "check",
+                    "read", "write", "final", "random", "time", "seconds", "median",
+                    "usage", "die", "args" }
+
+local function is_machinery(name)
+  if name == "main" then return true end
+  for _, word in ipairs(MACHINERY) do
+    if name:find(word, 1, true) then return true end
+  end
+  return false
+end
+
+local function read(path)
+  local f = assert(io.open(path, "rb"))
+  local text = f:read("a"); f:close()
+  return text
+end
+
+local function lines_of(text)
+  local t = {}
+  for line in (text .. "\n"):gmatch("(.-)\r?\n") do t[#t + 1] = line end
+  if t[#t] == "" then t[#t] = nil end
+  return t
+end
+
+-- The fenced blocks of a chapter: {first, last, info, lang, chunk, body = {lines}}
+local function blocks_of(lines)
+  local blocks, i = {}, 1
+  while i <= #lines do
+    local indent, fence, info = lines[i]:match("^( ? ? ?)([`~][`~][`~]+)(.*)$")
+    if fence and not fence:find(fence:sub(1, 1) == "`" and "~" or "`", 1, true) then
+      local b = { first = i, info = info, lang = info:match("^%s*([%w_+-]*)") or "", body = {} }
+      b.chunk = info:match('chunk="([^"]*)"') or info:match("chunk=([^%s}]+)")
+               or info:match('file="([^"]*)"') or info:match("file=([^%s}]+)")
+      local j = i + 1
+      while j <= #lines do
+        local close = lines[j]:match("^ ? ? ?([`~]+)%s*$")
+        if close and close:sub(1, 1) == fence:sub(1, 1) and #close >= #fence then break end
+        b.body[#b.body + 1] = lines[j]
+        j = j + 1
+      end
+      b.last = j
+      blocks[#blocks + 1] = b
+      i = j + 1
+    else
+      i = i + 1
+    end
+  end
+  return blocks
+end
+
+local function is_prose(line)
+  if not line then return false end
+  if line:match("^%s*#") or line:match("^%s*[`~][`~][`~]") or line:match("^%s*|")
+     or line:match("^%s*<!%-%-") or line:match("^%s*%-%-%->") then return false end
+  return true
+end
+
+local function neighbour(lines, from, step)
+  local i = from + step
+  while lines[i] and lines[i]:match("^%s*$") do i = i + step end
+  return lines[i]
+end
+
+local function words(text)
+  local n = 0
+  for _ in text:gmatch("%S+") do n = n + 1 end
+  return n
+end
+
+-- Which function each C line sits in. Returns, per block, a list of
+-- {name or false} for counted lines, and the references made from inside a
+-- function: refs[chunk] = function name.
+local function scan_c(block)
+  local depth, current, pending, counted, refs, caption = 0, false, nil, {}, {}, false
+  for k, line in ipairs(block.body) do
+    local code = line:gsub("//.*$", ""):gsub('"[^"]*"', '""'):gsub("'[^']*'", "''")
+    local ref = line:match("^%s*<<(.-)>>%s*$")
+    if k == 1 and line:match("^%s*//%s*<<.*>>%+?=%s*$") then
+      caption = true                    -- counted with the line after it
+    elseif ref then
+      if current then refs[ref] = current end
+      counted[#counted + 1] = current
+    else
+      if depth == 0 then
+        local name = code:match("([%a_][%w_]*)%s*%(")
+        if name and not code:match(";%s*$") and not code:match("^%s*#")
+           and not ({ ["if"] = 1, ["for"] = 1, ["while"] = 1, ["switch"] = 1, ["sizeof"] = 1 })[name] then
+          pending = name
+        end
+      end
+      if depth == 0 and pending then current = pending end
+      counted[#counted + 1] = current
+      for c in code:gmatch("[{}]") do
+        if c == "{" then
+          depth = depth + 1
+        else
+          depth = depth - 1
+          if depth == 0 then
+            if current then counted[#counted] = current end
+            current, pending = false, nil
+          end
+        end
+      end
+      if depth == 0 and code:match(";%s*$") then pending = nil; current = false end
+    end
+  end
+  if caption and #counted > 0 then table.insert(counted, 1, counted[1]) end
+  return counted, refs
+end
+
+local function chapter_stats(path, all_refs)
+  local text = read(path)
+  local lines = lines_of(text)
+  local s = { path = path, words = words(text), blocks = 0, longest = 0, longest_at = 0,
+              no_before = {}, no_after = {}, idea = 0, machinery = 0, over = {} }
+  for _, b in ipairs(blocks_of(lines)) do
+    s.blocks = s.blocks + 1
+    local n = #b.body
+    if n > s.longest then s.longest, s.longest_at = n, b.first end
+    if not is_prose(neighbour(lines, b.first, -1)) then s.no_before[#s.no_before + 1] = b.first end
+    if not is_prose(neighbour(lines, b.last, 1)) then s.no_after[#s.no_after + 1] = b.first end
+    if b.lang == "c" and b.chunk then
+      if n > MAX_C_BLOCK then s.over[#s.over + 1] = b.first end
+      b.counted = select(1, scan_c(b))
+      b.path = path
+      s.c_blocks = s.c_blocks or {}
+      s.c_blocks[#s.c_blocks + 1] = b
+    end
+  end
+  return s
+end
+
+local function main(argv)
+  local check, verbose, paths = false, false, {}
+  for _, a in ipairs(argv) do
+    if a == "--check" then check = true
+    elseif a == "-v" then verbose = true
+    elseif a:match("^%-") then io.stderr:write("stats.lua: unknown option " .. a .. "\n"); os.exit(2)
+    else paths[#paths + 1] = a end
+  end
+  local chapters = {}
+  for _, p in ipairs(paths) do chapters[#chapters + 1] = chapter_stats(p) end
+
+  -- A chunk referenced from inside a function belongs to that function;
+  -- follow references through fragments until nothing changes.
+  local owner = {}
+  for _ = 1, 20 do
+    local changed = false
+    for _, s in ipairs(chapters) do
+      for _, b in ipairs(s.c_blocks or {}) do
+        local _, refs = scan_c(b)
+        for ref, fn in pairs(refs) do
+          if owner[ref] ~= fn then owner[ref], changed = fn, true end
+        end
+        -- references made at depth 0 of a fragment inherit the fragment's owner
+        if owner[b.chunk] then
+          for _, line in ipairs(b.body) do
+            local ref = line:match("^%s*<<(.-)>>%s*$")
+            if ref and not refs[ref] and owner[ref] ~= owner[b.chunk] then
+              owner[ref], changed = owner[b.chunk], true
+            end
+          end
+        end
+      end
+    end
+    if not changed then break end
+  end
+
+  local failed = false
+  print(("%-30s %7s %6s %8s %7s %6s %6s %10s %9s"):format(
+    "chapter", "words", "blocks", "longest", "C>25", "nobef", "noaft", "C lines", "machinery"))
+  for _, s in ipairs(chapters) do
+    for _, b in ipairs(s.c_blocks or {}) do
+      for _, fn in ipairs(b.counted) do
+        fn = fn or owner[b.chunk]
+        if fn and is_machinery(fn) then s.machinery = s.machinery + 1 else s.idea = s.idea + 1 end
+      end
+    end
+    local c = s.idea + s.machinery
+    local share = c > 0 and s.machinery / c or 0
+    local name = s.path:match("([^/]+)%.md$") or s.path
+    print(("%-30s %7d %6d %8d %7d %6d %6d %10d %8.0f%%"):format(name, s.words, s.blocks, s.longest,
+      #s.over, #s.no_before, #s.no_after, c, 100 * share))
+    local numbered = tonumber(name:match("^(%d+)%-"))
+    local miss = {}
+    if s.words > MAX_WORDS then miss[#miss + 1] = ("%d words (at most %d)"):format(s.words, MAX_WORDS) end
+    if #s.over > 0 then miss[#miss + 1] = ("%d C blocks over %d lines"):format(#s.over, MAX_C_BLOCK) end
+    if #s.no_before > 0 then miss[#miss + 1] = ("%d blocks without a sentence before"):format(#s.no_before) end
+    if #s.no_after > 0 then miss[#miss + 1] = ("%d blocks without a paragraph after"):format(#s.no_after) end
+    if numbered and numbered >= 1 and numbered <= 9 and share > MAX_MACHINERY then
+      miss[#miss + 1] = ("machinery %.0f%% of its C lines (at most %.0f%%)"):format(100 * share, 100 * MAX_MACHINERY)
+    end
+    if verbose then
+      for _, l in ipairs(s.over) do print(("  %s:%d: C block over %d lines"):format(s.path, l, MAX_C_BLOCK)) end
+      for _, l in ipairs(s.no_before) do print(("  %s:%d: no sentence before"):format(s.path, l)) end
+      for _, l in ipairs(s.no_after) do print(("  %s:%d: no paragraph after"):format(s.path, l)) end
+    end
+    if check and #miss > 0 then
+      failed = true
+      io.stderr:write(("%s: %s\n"):format(s.path, table.concat(miss, "; ")))
+    end
+  end
+  if failed then os.exit(1) end
+end
+
+main(arg)
