@@ -15,12 +15,16 @@ references (`<<x>>`); only the fences are not. It belongs to the function around
 is referenced from inside a function belongs to that function, so a pass of a
 forward pass counts as idea wherever its block sits. A function is machinery
 when its name says it makes, loads, prints, dumps, frees, parses, checks, reads
-or times, or it is `main`; lines outside any function (structs, tables) are idea.
+or times; lines outside any function (structs, tables) are idea. `main` is read
+line by line: a line that calls machinery (or `tensors_*`, `args_*`), declares
+the list of tensors or returns is machinery, and so is the rest of a call it
+begins; the lines that declare the run's tensors, run the module and settle its
+inputs are the idea.
 
 "A sentence before" means the last non-blank line before the opening fence is
 prose (not a heading, a fence, a table or an HTML comment); "a paragraph after"
 the same for the first non-blank line after the closing fence. -v lists the
-blocks that miss one, as chapter.md:LINE.
+blocks that miss one, as chapter.md:LINE, and the C lines of each function.
 
 With --check it exits 1 when a target of the reader's edition is missed:
 chapters 1 to 9 with more than 25% machinery, any C block over 25 lines, a
@@ -31,11 +35,12 @@ words. Chapter 0 and the appendices are measured, and only the last three apply.
 local MAX_WORDS, MAX_C_BLOCK, MAX_MACHINERY = 11000, 25, 0.25
 
 local MACHINERY = { "free", "make", "load", "print", "dump", "parse", "check",
-                    "read", "write", "final", "random", "time", "seconds", "median",
+                    "read", "write", "random", "time", "seconds", "median",
                     "usage", "die", "args" }
 
 local function is_machinery(name)
-  if name == "main" then return true end
+  if name == "main" or name == "main:machinery" then return true end
+  if name == "main:idea" then return false end
   for _, word in ipairs(MACHINERY) do
     if name:find(word, 1, true) then return true end
   end
@@ -104,7 +109,7 @@ end
 -- {name or false} for counted lines, and the references made from inside a
 -- function: refs[chunk] = function name.
 local function scan_c(block)
-  local depth, current, pending, counted, refs, caption = 0, false, nil, {}, {}, false
+  local depth, current, pending, counted, refs, caption, open_call, as_main = 0, false, nil, {}, {}, false, 0, {}
   for k, line in ipairs(block.body) do
     local code = line:gsub("//.*$", ""):gsub('"[^"]*"', '""'):gsub("'[^']*'", "''")
     local ref = line:match("^%s*<<(.-)>>%s*$")
@@ -113,6 +118,7 @@ local function scan_c(block)
     elseif ref then
       if current then refs[ref] = current end
       counted[#counted + 1] = current
+      as_main[#counted] = "main:idea"
     else
       if depth == 0 then
         local name = code:match("([%a_][%w_]*)%s*%(")
@@ -122,7 +128,19 @@ local function scan_c(block)
         end
       end
       if depth == 0 and pending then current = pending end
+      -- Each line's job were it in main (see the header), kept for lines of
+      -- main and of chunks that main includes.
+      local job = open_call > 0 and "main:machinery" or "main:idea"
+      for name in code:gmatch("([%a_][%w_]*)%s*%(") do
+        if is_machinery(name) or name:match("^tensors_") or name:match("^args_") then job = "main:machinery" end
+      end
+      if code:match("%f[%w_]Tensors%f[^%w_]") or code:match("%f[%w_]return%f[^%w_]") then job = "main:machinery" end
+      if job == "main:machinery" then
+        local _, opens = code:gsub("%(", ""); local _, closes = code:gsub("%)", "")
+        open_call = math.max(0, open_call + opens - closes)
+      end
       counted[#counted + 1] = current
+      as_main[#counted] = job
       for c in code:gmatch("[{}]") do
         if c == "{" then
           depth = depth + 1
@@ -137,8 +155,10 @@ local function scan_c(block)
       if depth == 0 and code:match(";%s*$") then pending = nil; current = false end
     end
   end
-  if caption and #counted > 0 then table.insert(counted, 1, counted[1]) end
-  return counted, refs
+  if caption and #counted > 0 then
+    table.insert(counted, 1, counted[1]); table.insert(as_main, 1, as_main[1])
+  end
+  return counted, refs, as_main
 end
 
 local function chapter_stats(path, all_refs)
@@ -154,7 +174,7 @@ local function chapter_stats(path, all_refs)
     if not is_prose(neighbour(lines, b.last, 1)) then s.no_after[#s.no_after + 1] = b.first end
     if b.lang == "c" and b.chunk then
       if n > MAX_C_BLOCK then s.over[#s.over + 1] = b.first end
-      b.counted = select(1, scan_c(b))
+      b.counted, _, b.as_main = scan_c(b)
       b.path = path
       s.c_blocks = s.c_blocks or {}
       s.c_blocks[#s.c_blocks + 1] = b
@@ -204,11 +224,21 @@ local function main(argv)
     "chapter", "words", "blocks", "longest", "C>25", "nobef", "noaft", "C lines", "machinery"))
   for _, s in ipairs(chapters) do
     for _, b in ipairs(s.c_blocks or {}) do
-      for _, fn in ipairs(b.counted) do
+      for k, fn in ipairs(b.counted) do
         fn = fn or owner[b.chunk]
+        if fn == "main" then fn = b.as_main[k] end
         if fn and is_machinery(fn) then s.machinery = s.machinery + 1 else s.idea = s.idea + 1 end
+        if verbose then
+          local k = (fn or "no function") .. (fn and is_machinery(fn) and " (machinery)" or "")
+          s.jobs = s.jobs or {}
+          s.jobs[k] = (s.jobs[k] or 0) + 1
+        end
       end
     end
+    local jobs = {}
+    for k, v in pairs(s.jobs or {}) do jobs[#jobs + 1] = { k, v } end
+    table.sort(jobs, function(x, y) return x[2] > y[2] or (x[2] == y[2] and x[1] < y[1]) end)
+    for i, j in ipairs(jobs) do jobs[i] = ("  %s: %d C lines in %s"):format(s.path, j[2], j[1]) end
     local c = s.idea + s.machinery
     local share = c > 0 and s.machinery / c or 0
     local name = s.path:match("([^/]+)%.md$") or s.path
@@ -224,6 +254,7 @@ local function main(argv)
       miss[#miss + 1] = ("machinery %.0f%% of its C lines (at most %.0f%%)"):format(100 * share, 100 * MAX_MACHINERY)
     end
     if verbose then
+      for _, j in ipairs(jobs) do print(j) end
       for _, l in ipairs(s.over) do print(("  %s:%d: C block over %d lines"):format(s.path, l, MAX_C_BLOCK)) end
       for _, l in ipairs(s.no_before) do print(("  %s:%d: no sentence before"):format(s.path, l)) end
       for _, l in ipairs(s.no_after) do print(("  %s:%d: no paragraph after"):format(s.path, l)) end
