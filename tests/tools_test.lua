@@ -226,6 +226,80 @@ do
 end
 
 ------------------------------------------------------------------------------
+-- stats.lua: how a chapter reads, on a small chapter counted by hand
+------------------------------------------------------------------------------
+
+do
+  local dir = TMP .. "/stats"
+  -- Three blocks: a C file block (6 lines), a C chunk (7 lines), and a console block with
+  -- nothing after it. Of the 13 C lines, 5 are machinery: mod_print's 3, and in main, read
+  -- line by line, "int main(void) {" and "return 0;" (the call of mod_forward is the idea).
+  write(dir .. "/chapters/01-mod.md", table.concat({
+    "# 1. Mod",
+    "The program:",
+    "```c {file=src/mod.c}",
+    "// <<src/mod.c>>=",
+    "<<Run it>>",
+    "int main(void) {",
+    "    mod_forward();",
+    "    return 0;",
+    "}",
+    "```",
+    "It runs. Next, the pass:",
+    "```c {chunk=\"Run it\"}",
+    "// <<Run it>>=",
+    "static void mod_forward(void) {",
+    "    int x = 1;",
+    "}",
+    "static void mod_print(void) {",
+    "    puts(\"x\");",
+    "}",
+    "```",
+    "That is all.",
+    "```console",
+    "$ mod",
+    "```",
+  }, "\n") .. "\n")
+  local status, out = run(dir, "lua5.4 " .. q(ROOT .. "/tools/stats.lua") .. " -v chapters/01-mod.md")
+  local row = out:match("\n(01%-mod[^\n]*)")
+  ok(status == 0 and row and row:match("^01%-mod%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%%$"),
+     "stats prints one row per chapter", out)
+  local w, b, longest, over, nobef, noaft, c, share = (row or ""):match("(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%%")
+  is(tonumber(b), 3, "three blocks")
+  is(tonumber(longest), 7, "the longest block is the chunk's 7 lines")
+  is(tonumber(nobef), 0, "every block has a sentence before it")
+  is(tonumber(noaft), 1, "the console block at the end has no paragraph after it")
+  is(tonumber(c), 13, "13 C lines: every line of the two C blocks, captions and references included")
+  is(tonumber(share), 38, "5 of the 13 are machinery: 38%")
+  ok(out:find("chapters/01-mod.md:22: no paragraph after", 1, true), "-v names the block, at its fence's line", out)
+  ok(out:find("C lines in mod_print (machinery)", 1, true) and out:find("C lines in main:idea", 1, true),
+     "-v lists the C lines of each function, machinery marked", out)
+  status = run(dir, "lua5.4 " .. q(ROOT .. "/tools/stats.lua") .. " --check chapters/01-mod.md")
+  is(status, 1, "--check fails on a block without a paragraph after it")
+end
+
+------------------------------------------------------------------------------
+-- requote.lua: a quoted die() line follows its code
+------------------------------------------------------------------------------
+
+do
+  local dir = TMP .. "/requote"
+  write(dir .. "/chapters/00-a.md", "x\n    die(\"bad\");\n")
+  write(dir .. "/chapters/01-b.md", "prog: chapters/00-a.md:2: bad\n")
+  sh("cd " .. q(dir) .. " && git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm one")
+  write(dir .. "/chapters/00-a.md", "x\nnew line\n")
+  write(dir .. "/chapters/A-c.md", "moved here:\n\n    die(\"bad\");\n")
+  local status = run(dir, "lua5.4 " .. q(ROOT .. "/tools/requote.lua") .. " HEAD")
+  is(status, 0, "requote finds the line's new place")
+  is(read(dir .. "/chapters/01-b.md"), "prog: chapters/A-c.md:3: bad\n", "and the quote names it, in the chapter it moved to")
+  write(dir .. "/chapters/A-c.md", "gone\n")
+  write(dir .. "/chapters/01-b.md", "prog: chapters/00-a.md:2: bad\n")
+  status = run(dir, "lua5.4 " .. q(ROOT .. "/tools/requote.lua") .. " HEAD")
+  ok(status == 1 and read(dir .. "/chapters/01-b.md") == "prog: chapters/00-a.md:2: bad\n",
+     "a line found nowhere is left as it was, and the exit status says so")
+end
+
+------------------------------------------------------------------------------
 -- The real Makefile on a small book without programs
 ------------------------------------------------------------------------------
 
