@@ -7,10 +7,10 @@ local fill = "masked_fill(&scores, mask, -1e20f);   // in place: writes into att
 return {
   -- Exercise 3.6: hide the keys the mask hides (chapters/03-selfatt-v3.md, pass 4)
   { exercise = "3.6", chapter = "chapters/03-selfatt-v3.md",
-    mistake = "-INFINITY instead of -1e20 (seeds 000 and 002's fill)",
+    mistake = "-INFINITY instead of -1e20 (the MHA/MQA notebook's fill)",
     from = fill, to = "masked_fill(&scores, mask, -INFINITY);" },
   { exercise = "3.6", chapter = "chapters/03-selfatt-v3.md",
-    mistake = "adding -10000 instead of replacing (seed 003's additive mask)",
+    mistake = "adding -10000 instead of replacing (the ReLU MHSA notebook's additive mask)",
     from = view .. "\n    " .. fill,
     to = [[
 Tensor add = tensor_new3(B, T, T);                  // 0 where visible, -10000 where hidden
