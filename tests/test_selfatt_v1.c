@@ -223,9 +223,9 @@ static void test_kernel_bits(void) {
     }
 }
 
-/* selfatt_v1_print writes to stdout, which is the TAP stream here; it is
- * tested through the program in test_program below. */
-static void (*const print_is_tested_below)(const Tensor *, const Tensor *, const Args *) = selfatt_v1_print;
+/* print_run writes to stdout, which is the TAP stream here; it is tested
+ * through the program in test_program below. */
+static void (*const print_is_tested_below)(const char *, const Tensor *, const Tensor *, const Args *, long, long, long) = print_run;
 
 static const char *prog;   /* the program, build/bin/selfatt_v1 */
 

@@ -84,7 +84,7 @@ static void hidden_sharp(void) {
 }
 
 int main(void) {
-    (void)selfatt_v1_print;
+    (void)print_run;
     (void)selfatt_v1_params, (void)selfatt_v1_macs_all;
     EXERCISE("1.6", 8, hidden_shapes());
     EXERCISE("1.6", 2, hidden_sharp());
