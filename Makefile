@@ -25,8 +25,11 @@ ifeq ($(origin CC),default)
   CC := gcc
 endif
 
-# The chapters, in book order. Each chapter's programs and figures are
-# declared in mk/NN-name.mk, included below.
+# The chapters, in book order: chapters/NN-name.md, then the appendices,
+# chapters/A-name.md (a capital letter sorts after every digit). Each
+# chapter's programs and figures are declared in mk/NN-name.mk, included
+# below; an appendix has none, and no exercises (the tangler refuses them),
+# but its chunks tangle into the chapters' files like any chapter's.
 CHAPTER_FILES := $(sort $(wildcard chapters/*.md))
 # Tests that are scripts: the tangler, handouts, the chapters' shell sessions,
 # every program's --help and flags, the grading and summary tools, PyTorch.
@@ -228,7 +231,7 @@ clean:
 tools:
 	@sh tools/ensure-tools.sh $(firstword $(CC)):gcc $(LUA):lua5.4 $(GNUPLOT):gnuplot-nox $(PROVE):perl
 
-# The one-page book: the chapters, then the worked solutions as an appendix.
+# The one-page book: the chapters, the appendices, then the worked solutions.
 # (A handout shows the book's figures as they are: its programs may still stop at stubs.)
 BOOK_FILES := $(CHAPTER_FILES) $(sort $(wildcard solutions/*.md))
 build/book.html: book.md $(BOOK_FILES) $(if $(HANDOUT),,$(FIGURES)) tools/book-links.lua tools/check-html.sh

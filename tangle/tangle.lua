@@ -80,7 +80,9 @@ alone on its line, in the same block:
     // END SOLUTION Exercise 1.6
 
 The exercise number starts with the chapter's own number (the digits that
-begin the chapter's file name), and the names in brackets, C identifiers,
+begin the chapter's file name); an appendix, a chapter file whose name is a
+capital letter and a hyphen (`A-machinery.md`), has no exercises, since a
+handout never cuts one. The names in brackets, C identifiers,
 optional, are the variables the handout's stub mentions so that the compiler
 does not call them unused. The markers stay in the C as comments.
 
@@ -92,7 +94,8 @@ file path that is empty, absolute, or has a `..`, `.` or empty part; a
 missing or wrong caption; `=` on a chunk's later block or `+=` on its first
 (or on a file); both file= and chunk= on a block; an unclosed fence; a
 solution region that is nested in another, not closed in its block, closed
-under another number, empty, or numbered for another chapter; a line that
+under another number, empty, numbered for another chapter, or in an
+appendix; a line that
 mentions BEGIN SOLUTION or END SOLUTION but is not a marker; a chapter
 that cannot be read; references nested more than 100 deep, or a file that
 would grow past 100000 lines or 16 MiB (a chunk expanded again and again: a
@@ -405,9 +408,12 @@ end
 
 -- The solution regions of `block` (see M.parse), checked: markers pair up
 -- in the block, do not nest, close the number they open, hold at least one
--- line, and are numbered for the chapter (file names that start with digits).
+-- line, and are numbered for the chapter (file names that start with digits);
+-- an appendix (a file name that starts with a capital letter and a hyphen)
+-- holds none.
 local function solution_regions(block)
-  local chapter = tonumber(block.path:match("([^/]*)$"):match("^(%d+)"))
+  local file = block.path:match("([^/]*)$")
+  local chapter, appendix = tonumber(file:match("^(%d+)")), file:match("^(%u)%-")
   local regions, open = {}, nil
   for i, text in ipairs(block.lines) do
     local line = block.line + i - 1
@@ -419,6 +425,10 @@ local function solution_regions(block)
       end
       if chapter and tonumber(exercise:match("^%d+")) ~= chapter then
         fail(block.path, line, "Exercise %s is not an exercise of this chapter (%d)", exercise, chapter)
+      end
+      if appendix then
+        fail(block.path, line, "Exercise %s is in appendix %s: an appendix has no exercises (a handout would not cut it out)",
+             exercise, appendix)
       end
       open = {exercise = exercise, names = names, first = i}
     elseif kind == "END" then

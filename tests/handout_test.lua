@@ -204,6 +204,22 @@ do  -- refusals: one line, nothing written
   is(sh("ls " .. q(dir) .. "/out 2>/dev/null"), "", "and nothing is written")
 end
 
+do  -- an appendix (chapters/A-*.md): copied as it is, its chunks tangled with the chapters'
+  local APPENDIX = "# Appendix A. More\n\nAbout [chapter 1](01-one.md).\n\n" ..
+                   "```c {chunk=\"Help one\"}\n// <<Help one>>=\nstatic int helper(void) { return 1; }\n```\n"
+  local dir = small_book{["chapters/A-more.md"] = APPENDIX,
+                         ["chapters/01-one.md"] = CHAPTER_1:gsub("int one%(int a", "<<Help one>>\nint one(int a")}
+  local status, out, err = handout(dir, "1")
+  ok(status == 0 and out == "handout: out: chapter 1 assigned (Exercise 1.1)\n", "a book with an appendix hands out its chapters", out, err)
+  is(read(dir .. "/out/chapters/A-more.md"), APPENDIX, "the appendix is copied as it is")
+  local tangled = sh(("cd %s/out && lua5.4 %s -o build chapters/01-one.md chapters/02-two.md chapters/A-more.md && cat build/src/one.c"):format(
+    q(dir), q(ROOT .. "/tangle/tangle.lua")))
+  ok(tangled:find("static int helper(void) { return 1; }\n", 1, true) and tangled:find("NOT_IMPLEMENTED", 1, true),
+     "and its chunk still goes into the chapter's code, beside the stub", tangled)
+  status, out, err = handout(dir, "A")
+  ok(status == 1 and err:find("^handout: A is not a chapter number"), "an appendix cannot be assigned: it has no exercises", err)
+end
+
 do  -- where a handout may go: new, empty, or a handout made before; nothing else
   local dir = small_book()
   local status = handout(dir, "1")

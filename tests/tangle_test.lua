@@ -604,6 +604,9 @@ fails_with("chapters/03-f.md:4: empty solution region for Exercise 3.1",
 fails_with("chapters/03-f.md:3: Exercise 4.1 is not an exercise of this chapter (3)",
   "a region numbered for another chapter is reported",
   "chapters/03-f.md", solved("// BEGIN SOLUTION Exercise 4.1\nx;\n// END SOLUTION Exercise 4.1\n"))
+fails_with("chapters/A-f.md:3: Exercise 3.1 is in appendix A: an appendix has no exercises (a handout would not cut it out)",
+  "a region in an appendix is reported: a handout cuts only numbered chapters",
+  "chapters/A-f.md", solved("// BEGIN SOLUTION Exercise 3.1\nx;\n// END SOLUTION Exercise 3.1\n"))
 fails_with("chapters/03-f.md:3: malformed solution marker: write // BEGIN SOLUTION Exercise N.M (names) or // END SOLUTION Exercise N.M",
   "a line that mentions BEGIN SOLUTION but is not a marker is reported",
   "chapters/03-f.md", solved("/* BEGIN SOLUTION 3.1 */\nx;\n"))

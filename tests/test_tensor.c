@@ -924,6 +924,8 @@ static void test_npy_refusals(void) {
     tensor_free(&opt);
     in_tmp(path, sizeof path, "truncated.npy");
     dies_with(try_load, path, "truncated.npy: truncated", "npy_try_load of a present but bad file still refuses it");
+    TapChild c = run_child(load_float, path);
+    like(c.err, ": chapters/A-machinery.md:", "an error from the .npy reader names its line in Appendix A, beside the check's prose");
 }
 
 /* ---- loading and dumping by name ---------------------------------------------- */

@@ -119,6 +119,15 @@ do  -- the text report: the table alone on stdout, the tests' stderr in the log
   ok(out:find("\n  chapter 5  Five ", 1, true) and out:find("\n  chapter 7  Seven ", 1, true), "every chapter has its line", out)
 end
 
+do  -- an appendix (chapters/A-*.md) that adds to a program's source is never its chapter
+  local dir = graded_book{["chapters/A-more.md"] = "# Appendix A. More\n",
+                          ["build/src/five.c"] = header("chapters/05-five.md, chapters/A-more.md") ..
+                            "// BEGIN SOLUTION Exercise 5.1\nint five;\n// END SOLUTION Exercise 5.1\n"}
+  local status, out = run(dir, GRADE .. " --log build/grade.log " .. TESTS)
+  ok(status == 1 and out:find("\n  chapter 5  Five ", 1, true) and out:find("\n%s+Exercise 5%.1%s+1/1\n")
+     and not out:find("More", 1, true), "five's tests still count for chapter 5, and the appendix has no line", out)
+end
+
 do  -- tsv: every test has a description; a skipped test without one gets its reason
   local dir = graded_book()
   local _, out, err = run(dir, GRADE .. " --format tsv --log build/grade.log " .. TESTS)
@@ -187,6 +196,18 @@ do
   ok(status == 1 and out == "" and err:find("check-html: build/book.html: chapters/02-b.md has no title #02-b\n", 1, true)
      and err:find("check-html: build/book.html: link #nowhere has no target\n", 1, true) and not err:find(".tmp", 1, true),
      "its complaints name the page, not its temporary file", err)
+
+  write(dir .. "/chapters/A-x.md", "# Appendix A. X\n")
+  write(dir .. "/page.tmp", '<h1 id="01-a">A</h1><h1 id="02-b">B</h1><h1 id="A-x">X</h1><h1 id="solutions-01-a">S</h1>\n')
+  status, out, err = run(dir, "sh " .. q(ROOT .. "/tools/check-html.sh") ..
+    " --name build/book.html page.tmp chapters/01-a.md chapters/02-b.md chapters/A-x.md solutions/01-a.md")
+  ok(status == 0 and out == "check-html: build/book.html: 2 chapters, 1 appendix and 1 solution file, 0 figures, every link resolves\n",
+     "an appendix (chapters/A-x.md) is counted apart from the chapters, and its title is looked for", out, err)
+  write(dir .. "/page.tmp", '<h1 id="01-a">A</h1><h1 id="02-b">B</h1><h1 id="solutions-01-a">S</h1>\n')
+  status, out, err = run(dir, "sh " .. q(ROOT .. "/tools/check-html.sh") ..
+    " --name build/book.html page.tmp chapters/01-a.md chapters/02-b.md chapters/A-x.md solutions/01-a.md")
+  ok(status == 1 and err:find("check-html: build/book.html: chapters/A-x.md has no title #A-x\n", 1, true),
+     "a missing appendix is reported like a missing chapter", out, err)
 end
 
 ------------------------------------------------------------------------------

@@ -164,7 +164,7 @@ for _, path in ipairs(quoted) do
   local n = 0
   for text in io.lines(path) do
     n = n + 1
-    for file, line in text:gmatch("(chapters/%d%d%-[%w%-]+%.md):(%d+):") do
+    for file, line in text:gmatch("(chapters/[%d%u]%d?%-[%w%-]+%.md):(%d+):") do   -- 05-mha.md, A-machinery.md
       local source, at = io.open(file), 0
       if source then
         local held

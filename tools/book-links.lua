@@ -15,10 +15,11 @@
 --      the page, or to the section it names (book.md's ids are pandoc's own).
 -- The chapters are the level-1 headings after book.md's title, in the order
 -- of the `chapters` metadata list (the order pandoc reads them in). The list
--- may go on with the solutions (solutions/NN-name.md, an appendix): their ids
--- start with "solutions-", since they share their chapter's file name.
+-- may go on with the appendices (chapters/A-name.md, ids like any chapter's:
+-- #A-name, #A-name-section) and the solutions (solutions/NN-name.md): their
+-- ids start with "solutions-", since they share their chapter's file name.
 
-local chapter_files = {}   -- "chapters/NN-name" or "solutions/NN-name", in book order
+local chapter_files = {}   -- "chapters/NN-name", "chapters/A-name" or "solutions/NN-name", in book order
 local ids = {}             -- that key -> the id of its title
 
 -- GitHub's heading slug: lower case, punctuation dropped, spaces to hyphens.
