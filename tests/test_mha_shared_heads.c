@@ -175,7 +175,7 @@ static void test_flattening(void) {
             ok(deficit[1] > 4 * deficit[0], "D = 256, H = 8: the distance from uniform in entropy shrinks %.1f times "
                "(near uniform it goes as the square of the scale, H = 8)", deficit[1] / deficit[0]);
             char said[256], *text = chapter_text("chapters/08-variants.md");
-            snprintf(said, sizeof said, "the seed's rows are %.5f nats from uniform and `mha`'s %.4f, %.1f times farther",
+            snprintf(said, sizeof said, "the post's rows are %.5f nats from uniform and `mha`'s %.4f, %.1f times farther",
                      deficit[0], deficit[1], deficit[1] / deficit[0]);
             ok(written(seed.data, seed.size) && strstr(text, said), "chapter 8 says of this run: %s", said);
             free(text);
