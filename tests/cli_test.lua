@@ -6,7 +6,7 @@
 -- right kind: the program must take it (exit 0), not refuse it. A program that
 -- only times things (a benchmark) is asked `FLAG VALUE --help` instead, which
 -- the parser reads in order, so that a refused flag still shows. Then the
--- rules of chapter 0's parser, on every program that lists the flags involved:
+-- rules of the shared parser (Appendix A), on every program that lists the flags involved:
 -- --flag=value is --flag value; a flag given twice is refused; with --load, a
 -- program with heads refuses to guess --heads (and --kv-heads); a --dump
 -- directory that cannot be made is refused before anything is printed.
