@@ -3,7 +3,7 @@
  *
  *   - scores of 1e4 and -1e4 (softmax must not overflow: it subtracts the max);
  *   - a dimension of 1 and a sequence of 1;
- *   - rows whose every key is hidden, under each fill policy of the seeds:
+ *   - rows whose every key is hidden, under each fill policy of the sources:
  *     -1e20 gives a uniform row, -inf gives NaN, adding -10000 gives the row
  *     as if nothing were hidden (all three as PyTorch does);
  *   - NaN and inf in an input file. The policy is PyTorch's: they are not

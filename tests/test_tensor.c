@@ -1025,7 +1025,7 @@ static void test_args(void) {
        "every size flag, --seed, --causal and --train are read");
     is_int(a.given, GIVEN_BATCH | GIVEN_SEQ | GIVEN_DIM | GIVEN_HEADS | GIVEN_KV_HEADS | GIVEN_KV_SEQ,
            "each size flag given sets its GIVEN_ bit");
-    ok(a.dropout == 0.1f, "--train alone means dropout 0.1, the seeds' nn.Dropout(0.1)");
+    ok(a.dropout == 0.1f, "--train alone means dropout 0.1, the sources' nn.Dropout(0.1)");
     a = defaults();
     parse(&a, &(Cmd){ OPT_CASE | OPT_DROPOUT, { "--train", "--dropout", "0.25", "--load", "in", "--dump", "out", "--quiet", NULL } });
     ok(a.train && a.dropout == 0.25f && !strcmp(a.load, "in") && !strcmp(a.dump, "out") && a.quiet,

@@ -1,4 +1,4 @@
-"""CrossAttention (seed 004), written for this book: Q from one sequence, K and V from another.
+"""CrossAttention (the SelfAttV1-V4 notebook), written for this book: Q from one sequence, K and V from another.
 
 Compared in eval mode (dropout off), as the other programs are. Every case has
 its own T and S; the program is told the heads with --heads, since they are
@@ -53,9 +53,9 @@ def source_padding(lengths, S):
 
 def cases():
     """(description, module, inputs by file name, extra flags) for each check."""
-    seedlike = torch.randint(0, 2, (3, 8, 4, 6))            # the seed's test mask, int64
+    seedlike = torch.randint(0, 2, (3, 8, 4, 6))            # the source's test mask, int64
     seedlike[1, 5, 2, :] = 0                                # one query of one head sees nothing
-    yield "the seed's random int64 (B, H, T, S) mask, a row fully hidden", CrossAttention(32, 8), \
+    yield "the source's random int64 (B, H, T, S) mask, a row fully hidden", CrossAttention(32, 8), \
         inputs(3, 4, 6, 32, seedlike), ["--heads", "8"]
     yield "bool source padding (B, 1, 1, S)", CrossAttention(16, 4), \
         inputs(3, 5, 7, 16, source_padding([7, 4, 1], 7)), ["--heads", "4"]
@@ -67,5 +67,5 @@ def cases():
     yield "one head, one query", CrossAttention(6, 1), inputs(4, 1, 5, 6), ["--heads", "1"]
     yield "hd = 1: as many heads as numbers", CrossAttention(8, 8), \
         inputs(2, 4, 3, 8, source_padding([3, 2], 3)), ["--heads", "8"]
-    yield "the seed's sizes, (3, 4, 128) over (3, 6, 128), 8 heads", CrossAttention(128, 8), \
+    yield "the source's sizes, (3, 4, 128) over (3, 6, 128), 8 heads", CrossAttention(128, 8), \
         inputs(3, 4, 6, 128, source_padding([6, 5, 3], 6)), ["--heads", "8"]

@@ -1,8 +1,8 @@
-"""MultiHeadAttention (seed 004), written for this book: H heads of D / H.
+"""MultiHeadAttention (the SelfAttV1-V4 notebook), written for this book: H heads of D / H.
 
 Compared in eval mode (dropout off): the program's dropout draws are its own,
 and tested in C. Masks of the shapes PyTorch users pass to a multi-head module:
-(B, H, T, T) as the seed's random one, (B, 1, 1, T) padding, (T, T) causal,
+(B, H, T, T) as the source's random one, (B, 1, 1, T) padding, (T, T) causal,
 (B, 1, T, T), none; int64 and bool.
 """
 import math

@@ -1,4 +1,4 @@
-"""mha_fast (chapter 10) against seed 004's MultiHeadAttention, as tests/pytorch/mha.py
+"""mha_fast (chapter 10) against the SelfAttV1-V4 notebook's MultiHeadAttention, as tests/pytorch/mha.py
 writes it: the same files as mha, the same masks, --causal; eval mode only (mha_fast
 refuses --train). attn.npy comes from mha_fast's separate pass for --dump.
 

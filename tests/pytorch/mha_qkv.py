@@ -47,7 +47,7 @@ class MultiHeadAttention(nn.Module):
 def cases():
     """(description, module, inputs by file name, extra flags) for each check."""
     x = torch.rand(2, 10, 16)
-    yield "seed 000: x three times, a (T, T) tril mask", MultiHeadAttention(16, 4), \
+    yield "the MHA/MQA notebook: x three times, a (T, T) tril mask", MultiHeadAttention(16, 4), \
         {"Q": x, "K": x, "V": x, "mask": torch.tril(torch.ones(10, 10))}, ["--heads", "4"]
     yield "cross-attention, T = 4, S = 6, no mask", MultiHeadAttention(8, 2), \
         {"Q": torch.rand(1, 4, 8), "K": torch.rand(1, 6, 8), "V": torch.rand(1, 6, 8)}, ["--heads", "2"]

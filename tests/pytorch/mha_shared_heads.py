@@ -2,7 +2,7 @@
 projecting, one (head_dim, head_dim) projection shared by all heads, no bias,
 hidden scores -1e20 before the division by sqrt(embed_size).
 
-The seed's mask argument has no default; ours defaults to None.
+The einsum MHA post's mask argument has no default; ours defaults to None.
 """
 import torch
 import torch.nn as nn
@@ -41,7 +41,7 @@ class MultiHeadAttention(nn.Module):
 
 def cases():
     """(description, module, inputs by file name, extra flags) for each check."""
-    yield "the seed's sizes: embed_size 256, 8 heads, randn inputs", MultiHeadAttention(256, 8), \
+    yield "the source's sizes: embed_size 256, 8 heads, randn inputs", MultiHeadAttention(256, 8), \
         {"values": torch.randn(4, 10, 256), "keys": torch.randn(4, 10, 256), "query": torch.randn(4, 10, 256)}, \
         ["--heads", "8"]
     yield "small, no mask", MultiHeadAttention(8, 2), \

@@ -3,7 +3,7 @@ nn.Sequential (hence the keys wq.0.weight ...), no 1/sqrt(d) scale, a ReLU after
 the output projection, and with masked=True (the program's --causal) -10000
 added to the scores of later keys.
 
-The seed's bug is fixed: its forward builds the mask from t before it sets t
+The ReLU MHSA notebook's bug is fixed: its forward builds the mask from t before it sets t
 (n, t, _, _ = v.shape comes later), so masked=True raised UnboundLocalError;
 here t = x.shape[1] first.
 """
@@ -31,7 +31,7 @@ class MultiHeadSelfAttention(nn.Module):
         q, k, v = self.split(self.wq(x)), self.split(self.wk(x)), self.split(self.wv(x))
         scores = q @ torch.permute(k, (0, 1, 3, 2))
         if self.masked:
-            t = x.shape[1]                        # the seed sets t only below
+            t = x.shape[1]                        # the source sets t only below
             scores = scores + (torch.triu(torch.ones(t, t), diagonal=1) * -10000)[None][None]
         alpha = torch.softmax(scores, dim=-1)
         v = torch.permute(alpha @ v, (0, 2, 1, 3))
@@ -44,10 +44,10 @@ def cases():
     emb = nn.Embedding(10, 8)
     tokens = torch.tensor([[1, 3, 5], [1, 6, 3], [2, 3, 1], [5, 1, 2], [6, 1, 2]])
     with torch.no_grad():
-        x = emb(tokens)                           # the seed's input: (5, 3, 8)
-    yield "the seed's example: embedded tokens (5, 3, 8), two heads", MultiHeadSelfAttention(8, 2), \
+        x = emb(tokens)                           # the source's input: (5, 3, 8)
+    yield "the source's example: embedded tokens (5, 3, 8), two heads", MultiHeadSelfAttention(8, 2), \
         {"x": x}, ["--heads", "2"]
-    yield "masked=True, the seed's example", MultiHeadSelfAttention(8, 2, masked=True), \
+    yield "masked=True, the source's example", MultiHeadSelfAttention(8, 2, masked=True), \
         {"x": x}, ["--heads", "2", "--causal"]
     yield "U(0, 1) input, four heads", MultiHeadSelfAttention(16, 4), {"x": torch.rand(2, 7, 16)}, ["--heads", "4"]
     yield "masked=True, D = 64, two heads of 32", MultiHeadSelfAttention(64, 2, masked=True), \

@@ -1,8 +1,8 @@
-"""MultiQueryAttention (seed 000), written for this book with the seed's two bugs
-fixed: `.contiguous()` is called, and the merged width is d_model (the seed
+"""MultiQueryAttention (the MHA/MQA notebook), written for this book with the source's two bugs
+fixed: `.contiguous()` is called, and the merged width is d_model (the notebook
 names an attribute it never set). H query heads, one key head, one value head.
 
-Hidden scores become -inf, as in the seed, so a query that sees no key gets NaN
+Hidden scores become -inf, as in the MHA/MQA notebook, so a query that sees no key gets NaN
 weights; the check counts NaN on both sides as agreement.
 """
 import math
@@ -49,7 +49,7 @@ def padding(B, T):
 
 def cases():
     """(description, module, inputs by file name, extra flags) for each check."""
-    yield "the seed's (T, T) causal mask, int64, D = 512, H = 8", MultiQueryAttention(512, 8), \
+    yield "the source's (T, T) causal mask, int64, D = 512, H = 8", MultiQueryAttention(512, 8), \
         {"x": torch.randn(2, 10, 512), "mask": torch.tril(torch.ones(10, 10, dtype=torch.long))}, ["--heads", "8"]
     yield "no mask", MultiQueryAttention(8, 4), {"x": torch.rand(1, 4, 8)}, ["--heads", "4"]
     yield "a bool (B, 1, T, T) mask", MultiQueryAttention(12, 3), \

@@ -1,4 +1,4 @@
-"""SelfAttV1 (seed 004), written for this book: three projections, no mask."""
+"""SelfAttV1 (the SelfAttV1-V4 notebook), written for this book: three projections, no mask."""
 import math
 
 import torch

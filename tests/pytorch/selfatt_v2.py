@@ -1,4 +1,4 @@
-"""SelfAttV2 (seed 004), written for this book: one fused projection split
+"""SelfAttV2 (the SelfAttV1-V4 notebook), written for this book: one fused projection split
 into Q, K, V in that order, and an output projection."""
 import math
 

@@ -1,4 +1,4 @@
-"""SelfAttV3 (seed 004), written for this book: fused projection, mask, dropout.
+"""SelfAttV3 (the SelfAttV1-V4 notebook), written for this book: fused projection, mask, dropout.
 
 Compared in eval mode (dropout off): the program's dropout draws other random
 numbers than PyTorch's, so training mode is tested in C instead.

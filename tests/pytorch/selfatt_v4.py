@@ -1,4 +1,4 @@
-"""SelfAttV4 (seed 004), written for this book: three projections, mask, dropout.
+"""SelfAttV4 (the SelfAttV1-V4 notebook), written for this book: three projections, mask, dropout.
 
 Compared in eval mode (dropout off), like SelfAttV3: the dropout draws of the
 program are its own, and tested in C.
