@@ -81,16 +81,28 @@ static float pattern(long i, unsigned salt) {
 
 typedef struct Case { CrossAttention m; Tensor q, k, v, mask; int B, H, T, S, D; } Case;
 
+/* A case drawn from `seed` through the program's own list of tensors, as
+ * cross_attention makes it without --load: the layers, Q, K, V, then the source
+ * padding mask. */
 static Case make_case(int B, int H, int T, int S, int D, uint64_t seed) {
     Case c = { .B = B, .H = H, .T = T, .S = S, .D = D };
     Args a = { .batch = B, .seq = T, .kv_seq = S, .dim = D, .heads = H, .seed = seed };
-    cross_attention_make(&c.m, &c.q, &c.k, &c.v, &c.mask, &a);
+    Tensors list = {0};
+    Tensor att, out;
+    cross_attention_tensors(&list, &c.m, &c.q, &c.k, &c.v, &c.mask, &att, &out);
+    tensors_open(&list, &a);
+    c.mask = mask_source_padding(B, S);
+    c.m.dim = D, c.m.heads = H;
+    tensor_free(&att); tensor_free(&out);
     return c;
 }
 
+/* Free a case's tensors through the same list. */
 static void free_case(Case *c) {
-    tensor_free(&c->q); tensor_free(&c->k); tensor_free(&c->v); tensor_free(&c->mask);
-    cross_attention_free(&c->m);
+    Tensors list = {0};
+    Tensor none = {0};
+    cross_attention_tensors(&list, &c->m, &c->q, &c->k, &c->v, &c->mask, &none, &none);
+    tensors_close(&list, &(Args){0});
 }
 
 /* Run the forward pass in eval mode: att (B, H, T, S), out (B, T, D). */
@@ -379,19 +391,29 @@ static void test_refusals(const char *tmp) {
 
     Tensor v = load_written(d, "V"), k = load_written(d, "K"), q = load_written(d, "Q");
     Tensor longer = tensor_new3(2, 5, 6), wide = tensor_new3(2, 4, 7), fewer = tensor_new3(1, 4, 6), flat = tensor_new2(3, 6);
-    save_npy(d, "V", &longer);
-    refuses(prog, ARGS("--load", d, "--heads", "2", "--dump", never), "must have the same length S",
-            "V with 5 positions against K with 4 is refused");
-    if (v.data) save_npy(d, "V", &v);          /* put back, if the dump wrote it */
-    save_npy(d, "K", &wide);
-    refuses(prog, ARGS("--load", d, "--heads", "2", "--dump", never), "all must be D",
-            "K of width 7 against Q of width 6 is refused");
-    save_npy(d, "K", &fewer);
-    refuses(prog, ARGS("--load", d, "--heads", "2", "--dump", never), "the batch must be the same",
-            "K with another batch than Q is refused");
+    /* each message names the file refused, its shape, the shape the sizes read
+     * before it ask for, and the files those sizes came from */
+    char said[3][1400], from_q[700], from_k[700];
+    snprintf(from_q, sizeof from_q, "(%s/Q.npy gives --batch 2, --seq 3, --dim 6", d);
+    snprintf(from_k, sizeof from_k, "%s/K.npy gives --kv-seq 4): the files disagree", d);
+    snprintf(said[0], sizeof said[0], "%s/V.npy: shape (2, 5, 6), expected (B S D) = (2, 4, 6)", d);
+    snprintf(said[1], sizeof said[1], "%s/K.npy: shape (2, 4, 7), expected (B S D) = (2, 4, 6)", d);
+    snprintf(said[2], sizeof said[2], "%s/K.npy: shape (1, 4, 6), expected (B S D) = (2, 4, 6)", d);
+    const char *why[3] = { "V with 5 positions against K with 4 is refused, naming V.npy",
+                           "K of width 7 against Q of width 6 is refused, naming K.npy",
+                           "K with another batch than Q is refused, naming K.npy" };
+    const Tensor *bad[3] = { &longer, &wide, &fewer };
+    for (int i = 0; i < 3; i++) {
+        save_npy(d, i ? "K" : "V", bad[i]);
+        refuses(prog, ARGS("--load", d, "--heads", "2", "--dump", never), said[i], "%s", why[i]);
+        run("cross_attention", ARGS("--load", d, "--heads", "2", "--dump", never));
+        ok(strstr(run_err, from_q) && strstr(run_err, from_k),
+           "and the message names Q.npy and K.npy, which gave the sizes it disagrees with");
+        if (i == 0 && v.data) save_npy(d, "V", &v);        /* put back, if the dump wrote it */
+    }
     if (k.data) save_npy(d, "K", &k);          /* put back, if the dump wrote it */
     save_npy(d, "Q", &flat);
-    refuses(prog, ARGS("--load", d, "--heads", "2", "--dump", never), "Q must be (B, T, D)",
+    refuses(prog, ARGS("--load", d, "--heads", "2", "--dump", never), "Q.npy: Q must be (B T D), got 2 dimensions",
             "a two-dimensional Q is refused");
     if (q.data) save_npy(d, "Q", &q);          /* put back, if the dump wrote it */
     Tensor w = tensor_new2(6, 5);
@@ -462,7 +484,7 @@ static void test_is_mha(const char *tmp) {
 }
 
 /* Tested through the program, not called here. */
-static void unused_here(void) { (void)cross_attention_load; (void)cross_attention_print; (void)cross_attention_dump; }
+static void unused_here(void) { (void)cross_attention_print; }
 
 int main(void) {
     unused_here();
