@@ -7,8 +7,9 @@ chapter line of the die() that printed it: `selfatt_v1: chapters/00-tensors.md:1
 (tests/transcripts_test.lua checks that each still names a line that calls
 die()). When an edit moves code, those numbers go stale. For every quoted
 `chapters/NAME.md:N` in the given files (default: chapters/*.md and
-solutions/*.md), this reads line N of chapters/NAME.md as it was at git
-revision REV, finds that same line (the same text, spaces trimmed) in the
+solutions/*.md) whose line N no longer calls die(), this reads line N of
+chapters/NAME.md as it was at git revision REV (one at which the quote was
+right), finds that same line (the same text, spaces trimmed) in the
 chapters as they are now, and rewrites the quote to its new place, which may be
 another chapter (code moved to an appendix). A line found nowhere, or in more
 than one place, is left alone and named on stderr; the exit status is then 1.
@@ -60,10 +61,13 @@ for chapter in p:lines() do
 end
 p:close()
 
-local old, failed = {}, false
+local old, now_lines, failed = {}, {}, false
 for _, file in ipairs(files) do
   local text = read(file)
   local changed = text:gsub("(chapters/[%w_%-]+%.md):(%d+)", function(chapter, n)
+    if not now_lines[chapter] then now_lines[chapter] = lines(read(chapter) or "") end
+    local here = now_lines[chapter][tonumber(n)]
+    if here and here:find("die%(") then return nil end   -- still names a die(): leave it
     if not old[chapter] then old[chapter] = lines(git_show(rev, chapter) or "") end
     local was = old[chapter][tonumber(n)]
     local now = was and where[trim(was)]
