@@ -60,7 +60,7 @@ static void reference(double *out, double *att, const MHA *m, const float *x, co
     free(q); free(k); free(v); free(mixed);
 }
 
-/* A module, its input and the notebook's random mask, made through the program's
+/* A module, its input and the SelfAttV1-V4 notebook's random mask, made through the program's
  * own list of tensors as its main makes them (without --causal, so the mask is drawn). */
 static void make_module(MHA *m, Tensor *x, Tensor *mask, const Args *a) {
     Tensors list = {0};
