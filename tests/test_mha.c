@@ -60,10 +60,28 @@ static void reference(double *out, double *att, const MHA *m, const float *x, co
     free(q); free(k); free(v); free(mixed);
 }
 
+/* A module, its input and the SelfAttV1-V4 notebook's random mask, made through the program's
+ * own list of tensors as its main makes them (without --causal, so the mask is drawn). */
+static void make_module(MHA *m, Tensor *x, Tensor *mask, const Args *a) {
+    Tensors list = {0};
+    mha_tensors(&list, m, x, mask, NULL, NULL);
+    tensors_open(&list, (Args *)a);
+    *mask = mha_mask_random(a->batch, a->heads, a->seq, &list.rng);
+    m->dim = a->dim, m->heads = a->heads;
+}
+
+/* Free a module's weights through the same list. */
+static void free_module(MHA *m) {
+    Tensors list = {0};
+    Tensor none = {0};
+    mha_tensors(&list, m, &none, NULL, NULL, NULL);
+    tensors_close(&list, &(Args){0});
+}
+
 static void make_case(MHA *m, Tensor *x, Tensor *mask, int B, int T, int D, int H, int causal, uint64_t seed) {
     Args a = { .batch = B, .seq = T, .dim = D, .heads = H, .seed = seed };
-    mha_make(m, x, mask, &a);
-    mha_mask_final(mask, causal, T);
+    make_module(m, x, mask, &a);
+    mask_final(mask, causal, T, T);
 }
 
 /* vis (B, H, T, T) spelled out from a mask of any shape that broadcasts to it: the
@@ -106,7 +124,7 @@ static void test_against_reference(void) {
         Tensor x, mask;
         make_case(&m, &x, &mask, B, T, D, H, 0, 60 + c);
         if (!cases[c].masked) tensor_free(&mask);
-        mha_mask_final(&mask, cases[c].causal, T);
+        mask_final(&mask, cases[c].causal, T, T);
         Tensor att = scores_tensor(B, H, T), drop = scores_tensor(B, H, T), out = tensor_new3(B, T, D);
         float *vis = mask.data ? malloc((size_t)att.size * sizeof *vis) : NULL;
         if (vis) expand(vis, &mask, B, H, T);
@@ -132,7 +150,7 @@ static void test_against_reference(void) {
            what, worst);
         free(vis); free(ratt); free(rout);
         tensor_free(&att); tensor_free(&drop); tensor_free(&out); tensor_free(&x); tensor_free(&mask);
-        mha_free(&m);
+        free_module(&m);
     }
 }
 
@@ -167,7 +185,7 @@ static void test_scale(void) {
     ok(flatter == rows, "with sqrt(D), all %ld rows are flatter (higher entropy): %ld are", rows, flatter);
     free(right); free(wrong); free(rout);
     tensor_free(&att); tensor_free(&drop); tensor_free(&out); tensor_free(&x);
-    mha_free(&m);
+    free_module(&m);
 }
 
 /* ---- each head sees only its own rows of q_proj ------------------------------ */
@@ -200,7 +218,7 @@ static void test_heads_independent(void) {
            h, h);
     }
     tensor_free(&before); tensor_free(&after); tensor_free(&drop); tensor_free(&out); tensor_free(&x); tensor_free(&mask);
-    mha_free(&m);
+    free_module(&m);
 }
 
 /* ---- mask shapes: every legal one is its explicit (B, H, T, T) expansion ----- */
@@ -230,7 +248,7 @@ static void test_mask_shapes(void) {
         tensor_free(&o1); tensor_free(&o2);
     }
     tensor_free(&x); tensor_free(&random);
-    mha_free(&m);
+    free_module(&m);
 }
 
 /* ---- --causal ------------------------------------------------------------------- */
@@ -241,7 +259,7 @@ static void test_causal(void) {
     Tensor x, mask;
     make_case(&m, &x, &mask, B, T, D, H, 0, 31);
     tensor_free(&mask);
-    mha_mask_final(&mask, 1, T);
+    mask_final(&mask, 1, T, T);
     int good = mask.ndim == 2 && mask.shape[0] == T && mask.shape[1] == T;
     Tensor att = scores_tensor(B, H, T), drop = scores_tensor(B, H, T), out = tensor_new3(B, T, D);
     STUDENT(mha_forward(out.data, att.data, drop.data, &m, x.data, &mask, 0.0f, NULL, B, T));
@@ -252,13 +270,13 @@ static void test_causal(void) {
 
     Tensor pad = tensor_new(4, (int[]){ B, 1, 1, T });     /* padding: sequence 1 has 4 real positions */
     for (long i = 0; i < pad.size; i++) pad.data[i] = i / T == 0 || i % T < 4;
-    mha_mask_final(&pad, 1, T);
+    mask_final(&pad, 1, T, T);
     ok(pad.ndim == 4 && pad.shape[0] == B && pad.shape[1] == 1 && pad.shape[2] == T && pad.shape[3] == T &&
        pad.data[1 * T * T + 5 * T + 3] == 1 && pad.data[1 * T * T + 5 * T + 4] == 0 && pad.data[1 * T * T + 2 * T + 3] == 0,
        "--causal on a (B, 1, 1, T) padding mask gives (B, 1, T, T): padding AND the triangle");
     tensor_free(&pad);
     tensor_free(&att); tensor_free(&drop); tensor_free(&out); tensor_free(&x);
-    mha_free(&m);
+    free_module(&m);
 }
 
 /* PROGRAM --causal on its own case (no --load): every query t sees keys 0..t, the weights
@@ -326,7 +344,7 @@ static void test_dropout(void) {
     close_ok(out.data, want, out.size, 1e-5, 0, "train mode: the output is o_proj(merged heads of dropped weights @ v)");
     free(v); free(mixed); free(want);
     tensor_free(&att); tensor_free(&drop); tensor_free(&out); tensor_free(&x); tensor_free(&mask);
-    mha_free(&m);
+    free_module(&m);
 }
 
 /* 1 if the directory holds no file at all (or does not exist) */
@@ -515,11 +533,11 @@ static void test_trap(void) {
        "with B == H, sequence 1's mask lands on head 1 of sequence 0, which was meant to see everything");
     tensor_free(&per_seq); tensor_free(&meant); tensor_free(&a1); tensor_free(&a2); tensor_free(&d); tensor_free(&o);
     tensor_free(&x); tensor_free(&random);
-    mha_free(&m);
+    free_module(&m);
 }
 
 /* Tested through the program, not called here. */
-static void unused_here(void) { (void)mha_load; (void)mha_print; (void)mha_dump; (void)mha_mask_load; }
+static void unused_here(void) { (void)mha_print; }
 
 int main(void) {
     unused_here();

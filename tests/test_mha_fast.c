@@ -81,10 +81,15 @@ static const char *const mask_names[] = { "no mask", "a random (B, H, T, T) mask
 
 typedef struct Case { int B, T, D, H, mask, causal; } Case;
 
-/* mha_make's case, its mask replaced by one of the kinds above (0 or 1). */
+/* mha's case, made through its own list of tensors as its main makes it, its
+ * random mask replaced by one of the kinds above (0 or 1). */
 static void make_case(MHA *m, Tensor *x, Tensor *mask, const Case *c, uint64_t seed) {
     Args a = { .batch = c->B, .seq = c->T, .dim = c->D, .heads = c->H, .seed = seed };
-    mha_make(m, x, mask, &a);
+    Tensors list = {0};
+    mha_tensors(&list, m, x, mask, NULL, NULL);
+    tensors_open(&list, &a);
+    *mask = mha_mask_random(c->B, c->H, c->T, &list.rng);
+    m->dim = c->D, m->heads = c->H;
     if (c->mask == RANDOM) return;
     tensor_free(mask);
     if (c->mask == PADDING) {
@@ -99,6 +104,14 @@ static void make_case(MHA *m, Tensor *x, Tensor *mask, const Case *c, uint64_t s
         *mask = tensor_new1(c->T);
         for (int s = 0; s < c->T; s++) mask->data[s] = s % 4 != 3;
     }
+}
+
+/* Free a module's weights through the same list. */
+static void free_module(MHA *m) {
+    Tensors list = {0};
+    Tensor none = {0};
+    mha_tensors(&list, m, &none, NULL, NULL, NULL);
+    tensors_close(&list, &(Args){0});
 }
 
 static const Case cases[] = {
@@ -157,7 +170,7 @@ static void test_rungs(int first, int last) {
         }
         free(naive); free(got);
         tensor_free(&x); tensor_free(&mask);
-        mha_free(&m);
+        free_module(&m);
     }
     fast_threads_done();
 }
@@ -268,7 +281,7 @@ static void test_threads(void) {
     }
     free(one); free(two);
     tensor_free(&x); tensor_free(&mask);
-    mha_free(&m);
+    free_module(&m);
     fast_threads_done();
 }
 
@@ -308,7 +321,7 @@ static void test_memory(void) {
        f2 >> 20, f4 >> 20, f8 >> 20);
     free(out);
     tensor_free(&x); tensor_free(&mask);
-    mha_free(&m);
+    free_module(&m);
 }
 
 /* ---- the program, against mha -------------------------------------------- */
@@ -425,7 +438,7 @@ static void test_memory_table(void) {
 }
 
 /* Tested through the program, not called here. */
-static void unused_here(void) { (void)mha_load; (void)mha_dump; (void)fast_print; (void)fast_weights; }
+static void unused_here(void) { (void)fast_print; (void)fast_weights; }
 
 /* PROGRAM --causal on its own case (no --load): every query t sees keys 0..t, the weights
  * above the diagonal are exactly 0, those on and below it are not, and every row sums to 1;

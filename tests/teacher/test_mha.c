@@ -73,13 +73,23 @@ static void ref_mha(double *out, double *att, const MHA *m, const Tensor *x, con
     free(xd); free(q); free(k); free(v); free(cat);
 }
 
-/* A module from `seed`, its q_proj and k_proj weights times `sharpen`. */
+/* A module from `seed`, made through the program's own list of tensors, its
+ * q_proj and k_proj weights times `sharpen`. */
 static void module(MHA *m, Tensor *x, int B, int T, int D, int H, uint64_t seed, float sharpen) {
     Args a = { .batch = B, .seq = T, .dim = D, .heads = H, .seed = seed };
-    Tensor made;
-    mha_make(m, x, &made, &a);
-    tensor_free(&made);
+    Tensors list = {0};
+    mha_tensors(&list, m, x, NULL, NULL, NULL);
+    tensors_open(&list, &a);
+    m->dim = D, m->heads = H;
     for (long i = 0; i < m->query_w.size; i++) m->query_w.data[i] *= sharpen, m->key_w.data[i] *= sharpen;
+}
+
+/* Free a module's weights through the same list. */
+static void module_free(MHA *m) {
+    Tensors list = {0};
+    Tensor none = {0};
+    mha_tensors(&list, m, &none, NULL, NULL, NULL);
+    tensors_close(&list, &(Args){0});
 }
 
 /* Two tests: the program's weights and output against the reference, eval mode. */
@@ -96,7 +106,7 @@ static void eval_case(const char *what, int B, int T, int D, int H, uint64_t see
     close_ok(out.data, rout, out.size, 1e-5, 0, "%s: the output matches the reference", what);
     free(ratt); free(rout);
     tensor_free(&att); tensor_free(&drop); tensor_free(&out); tensor_free(&x);
-    mha_free(&m);
+    module_free(&m);
 }
 
 /* One position, three heads of an odd size, no mask: every weight is 1, and the
@@ -113,7 +123,7 @@ static void test_padding_causal(void) {
     int real[3] = { 5, 1, 3 };
     for (int b = 0; b < B; b++)
         for (int s = 0; s < T; s++) pad.data[b * T + s] = s < real[b];
-    mha_mask_final(&pad, 1, T);                              /* (B, 1, T, T) */
+    mask_final(&pad, 1, T, T);                              /* (B, 1, T, T) */
     eval_case("(B, T, D, H) = (3, 5, 15, 5), (B, 1, 1, T) padding and --causal, q and k weights x3", B, T, 15, 5, 2024, 3.0f, &pad);
     tensor_free(&pad);
 }
@@ -156,11 +166,11 @@ static void test_train(void) {
     close_ok(out.data, rout, out.size, 1e-5, 0, "(B, T, D, H) = (2, 5, 7, 7), --train: the output is o_proj of the kept weights @ v, heads merged");
     free(ratt); free(rout); free(want);
     tensor_free(&att); tensor_free(&drop); tensor_free(&out); tensor_free(&x); tensor_free(&keys);
-    mha_free(&m);
+    module_free(&m);
 }
 
 /* Tested elsewhere, through the program. */
-static void unused_here(void) { (void)mha_load; (void)mha_print; (void)mha_dump; (void)mha_mask_load; }
+static void unused_here(void) { (void)mha_print; (void)mha_mask_random; }
 
 int main(void) {
     unused_here();

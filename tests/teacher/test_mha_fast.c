@@ -82,10 +82,11 @@ static void test_flat(void) {
 static void test_module(void) {
     int B = 2, T = 97, D = 40, H = 5, hd = D / H;
     Args a = { .batch = B, .seq = T, .dim = D, .heads = H, .seed = 2024 };
-    MHA m = {0};
-    Tensor x, random;
-    mha_make(&m, &x, &random, &a);
-    tensor_free(&random);
+    MHA m = { .dim = D, .heads = H };
+    Tensor x;
+    Tensors list = {0};
+    mha_tensors(&list, &m, &x, NULL, NULL, NULL);       /* mha's weights and X, through its own list */
+    tensors_open(&list, &a);
     for (long i = 0; i < m.query_w.size; i++) m.query_w.data[i] *= 4.0f, m.key_w.data[i] *= 4.0f;
     Tensor mask = tensor_new(4, (int[]){ B, H, 1, T });        /* per sequence and head, the same for every query */
     for (int b = 0; b < B; b++)
@@ -137,12 +138,12 @@ static void test_module(void) {
     }
     fast_threads_done();
     free(q); free(k); free(v); free(mixed); free(want); free(wt); free(got);
-    tensor_free(&x); tensor_free(&mask);
-    mha_free(&m);
+    tensor_free(&mask);
+    tensors_close(&list, &a);
 }
 
 int main(void) {
-    (void)mha_load; (void)mha_dump; (void)fast_print; (void)fast_weights;   /* tested through the program */
+    (void)mha_mask_random; (void)fast_print; (void)fast_weights;   /* tested through the program */
     EXERCISE("10.6", 2, test_drop());
     EXERCISE("10.6", 2, test_flat());
     EXERCISE("10.6", 2, test_module());
