@@ -396,9 +396,9 @@ static void test_refusals(const char *tmp) {
     char said[3][1400], from_q[700], from_k[700];
     snprintf(from_q, sizeof from_q, "(%s/Q.npy gives --batch 2, --seq 3, --dim 6", d);
     snprintf(from_k, sizeof from_k, "%s/K.npy gives --kv-seq 4): the files disagree", d);
-    snprintf(said[0], sizeof said[0], "%s/V.npy: shape (2, 5, 6), expected (B S D) = (2, 4, 6)", d);
-    snprintf(said[1], sizeof said[1], "%s/K.npy: shape (2, 4, 7), expected (B S D) = (2, 4, 6)", d);
-    snprintf(said[2], sizeof said[2], "%s/K.npy: shape (1, 4, 6), expected (B S D) = (2, 4, 6)", d);
+    snprintf(said[0], sizeof said[0], "%s/V.npy: shape (2, 5, 6), expected (B, S, D) = (2, 4, 6)", d);
+    snprintf(said[1], sizeof said[1], "%s/K.npy: shape (2, 4, 7), expected (B, S, D) = (2, 4, 6)", d);
+    snprintf(said[2], sizeof said[2], "%s/K.npy: shape (1, 4, 6), expected (B, S, D) = (2, 4, 6)", d);
     const char *why[3] = { "V with 5 positions against K with 4 is refused, naming V.npy",
                            "K of width 7 against Q of width 6 is refused, naming K.npy",
                            "K with another batch than Q is refused, naming K.npy" };
@@ -413,7 +413,7 @@ static void test_refusals(const char *tmp) {
     }
     if (k.data) save_npy(d, "K", &k);          /* put back, if the dump wrote it */
     save_npy(d, "Q", &flat);
-    refuses(prog, ARGS("--load", d, "--heads", "2", "--dump", never), "Q.npy: Q must be (B T D), got 2 dimensions",
+    refuses(prog, ARGS("--load", d, "--heads", "2", "--dump", never), "Q.npy: Q must be (B, T, D), got 2 dimensions",
             "a two-dimensional Q is refused");
     if (q.data) save_npy(d, "Q", &q);          /* put back, if the dump wrote it */
     Tensor w = tensor_new2(6, 5);
