@@ -318,6 +318,10 @@ do
   status = run(dir, "lua5.4 " .. q(ROOT .. "/tools/requote.lua") .. " HEAD")
   ok(status == 1 and read(dir .. "/chapters/01-b.md") == "prog: chapters/00-a.md:2: bad\n",
      "a line found nowhere is left as it was, and the exit status says so")
+  write(dir .. "/chapters/00-a.md", "x\n    die(\"other\");\n")
+  status = run(dir, "lua5.4 " .. q(ROOT .. "/tools/requote.lua") .. " HEAD")
+  ok(status == 0 and read(dir .. "/chapters/01-b.md") == "prog: chapters/00-a.md:2: bad\n",
+     "a quote that still names a line calling die() is left alone (it may come from another branch)")
 end
 
 ------------------------------------------------------------------------------
