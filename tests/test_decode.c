@@ -551,7 +551,7 @@ static void test_refusals(const char *tmp) {
     Tensor bad = tensor_new3(2, 5, 5);                                      /* (B, T, T): B = 2 meets H = 6 */
     save_npy(d, "attention_mask", &bad);
     refuses(decode, ARGS("--load", d, "--heads", "6", "--kv-heads", "3", "--dump", never),
-            "attention_mask.npy: shape (2, 5, 5) does not broadcast to the scores (B H T T)",
+            "attention_mask.npy: shape (2, 5, 5) does not broadcast to the scores (B, H, T, T)",
             "a mask that does not broadcast to (B, H, T, T) is refused as gqa refuses it");
     mask_final(&tri, 1, 5, 5);
     save_npy(d, "attention_mask", &tri);

@@ -416,7 +416,7 @@ static void test_program(const char *tmp) {
     save_npy(d2, "attention_mask", &bad);
     tensor_free(&bad);
     refuses(program_path("gqa"), ARGS("--load", d2, "--heads", "6", "--kv-heads", "3", "--dump", never),
-            "attention_mask.npy: shape (2, 5, 5) does not broadcast to the scores (B H T T) = (2, 6, 5, 5)",
+            "attention_mask.npy: shape (2, 5, 5) does not broadcast to the scores (B, H, T, T) = (2, 6, 5, 5)",
             "a (B, T, T) mask is refused against (B, H, T, T), naming the file and both shapes");
     snprintf(p1, sizeof p1, "%s/attention_mask.npy", d2);
     remove(p1);

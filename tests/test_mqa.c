@@ -389,7 +389,7 @@ static void test_program(const char *tmp) {
     save_npy(d1, "mask", &bad);
     tensor_free(&bad);
     refuses(program_path("mqa"), ARGS("--load", d1, "--heads", "3", "--dump", never),
-            "mask.npy: shape (2, 5, 5) does not broadcast to the scores (B H T T) = (2, 3, 5, 5)",
+            "mask.npy: shape (2, 5, 5) does not broadcast to the scores (B, H, T, T) = (2, 3, 5, 5)",
             "a (B, T, T) mask is refused against (B, H, T, T), naming the file and both shapes");
     snprintf(p1, sizeof p1, "%s/mask.npy", d1);
     remove(p1);
