@@ -185,8 +185,8 @@ static void test_flattening(void) {
         ok(flatter == rows && mw[0] < mw[1] && ent[0] > ent[1],
            "D = %d, H = %d: sqrt(D) flattens all %ld rows: mean largest weight %.4f < %.4f, entropy %.4f > %.4f",
            D, H, rows, mw[0], mw[1], ent[0], ent[1]);
-        double cmp_w[2], cmp_e[2];
-        mha_shared_heads_compare(cmp_w, cmp_e, &m, &q, &k, &v, &(Tensor){0}, &seed, B, T, T);
+        double cmp_w[2] = { 0, 0 }, cmp_e[2] = { 0, 0 };
+        STUDENT(mha_shared_heads_compare(cmp_w, cmp_e, &m, &q, &k, &v, &(Tensor){0}, &seed, B, T, T));
         ok(written(seed.data, seed.size) && !memcmp(cmp_w, mw, sizeof mw) && !memcmp(cmp_e, ent, sizeof ent),
            "D = %d, H = %d: the program's mha_shared_heads_compare prints these very measures", D, H);
         if (c == 0) {
