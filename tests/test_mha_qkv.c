@@ -1,9 +1,10 @@
-/* Tests for chapter 8: mha_qkv, seed 002's multi-head attention with three inputs.
+/* Tests for chapter 8: mha_qkv, the self/cross-attention notes' multi-head
+ * attention with three inputs.
  *
  * The forward pass against an independent double-precision reference (queries,
  * keys and values from separate tensors, S != T, masks of every legal shape, the
- * -inf fill and its NaN rows); seed 000's single-input MHA computed by the real
- * program on three copies of one tensor; chapter 5's $ABH_BIN/mha, byte for
+ * -inf fill and its NaN rows); the MHA/MQA notebook's single-input MHA computed
+ * by the real program on three copies of one tensor; chapter 5's $ABH_BIN/mha, byte for
  * byte, when it is built (skipped otherwise); and the program's files and
  * refusals. */
 #define TESTING
@@ -29,7 +30,7 @@ static double *to_double(const float *x, long n) {
     return y;
 }
 
-/* Seed 002's forward in double: out (B, T, D), att (B, H, T, S). vis (B, H, T, S):
+/* The notes' forward in double: out (B, T, D), att (B, H, T, S). vis (B, H, T, S):
  * 1 where a key is visible, or NULL. Hidden keys are left out of the softmax; a
  * row with none visible is NaN, as -inf makes it. Heads are read in place from
  * the projections: head h of position t is numbers h*hd .. h*hd + hd - 1. */
@@ -64,7 +65,7 @@ static void reference(double *out, double *att, const MhaQkv *m, const float *qf
     free(qi); free(ki); free(vi); free(q); free(k); free(v); free(mixed);
 }
 
-/* Seed 000's MultiHeadAttention in double, written its way: one x, projected three
+/* The MHA/MQA notebook's MultiHeadAttention in double, written its way: one x, projected three
  * times, view (B, T, H, hd) and transpose, a (T, T) mask or none. */
 static void reference_000(double *out, const MhaQkv *m, const float *xf, const float *tril, int B, int T) {
     int D = m->dim, H = m->heads, hd = D / H;
@@ -96,10 +97,34 @@ static void reference_000(double *out, const MhaQkv *m, const float *xf, const f
     free(x); free(o); free(scores);
 }
 
+/* The state_dict() keys of the notes' module, in order: the files a case holds. */
+static const char *const qkv_names[8] = { "W_q.weight", "W_q.bias", "W_k.weight", "W_k.bias",
+                                          "W_v.weight", "W_v.bias", "W_o.weight", "W_o.bias" };
+
+/* A module and its three inputs made from a seed, or read from args->load,
+ * through the program's own list of tensors, as its main makes them; *mask is
+ * the mask read (none when made). */
+static void open_case(MhaQkv *m, Tensor *q, Tensor *k, Tensor *v, Tensor *mask, Args *a) {
+    Tensors list = {0};
+    Tensor att, out;
+    mha_qkv_tensors(&list, m, q, k, v, mask, &att, &out);
+    tensors_open(&list, a);
+    m->dim = a->dim, m->heads = a->heads;
+    tensor_free(&att); tensor_free(&out);
+}
+
 static void make_case(MhaQkv *m, Tensor *q, Tensor *k, Tensor *v, int B, int T, int S, int D, int H, uint64_t seed) {
     Args a = { .batch = B, .seq = T, .kv_seq = S, .dim = D, .heads = H, .seed = seed };
     Tensor none;
-    mha_qkv_make(m, q, k, v, &none, &a);
+    open_case(m, q, k, v, &none, &a);
+}
+
+/* Free a module's weights through the same list. */
+static void free_module(MhaQkv *m) {
+    Tensors list = {0};
+    Tensor none = {0};
+    mha_qkv_tensors(&list, m, &none, &none, &none, &none, &none, &none);
+    tensors_close(&list, &(Args){0});
 }
 
 /* the explicit (B, H, T, S) pattern of a mask that broadcasts to it */
@@ -129,7 +154,7 @@ static void test_against_reference(void) {
         MhaQkv m = {0};
         Tensor q, k, v, mask = {0};
         make_case(&m, &q, &k, &v, B, T, S, D, H, 80 + c);
-        variant_mask_final(&mask, cases[c].causal, T, S);
+        mask_final(&mask, cases[c].causal, T, S);
         float *vis = mask.data ? visible(&mask, B, H, T, S) : NULL;
         Tensor att = tensor_new(4, (int[]){ B, H, T, S }), out = tensor_new3(B, T, D);
         double *ratt = malloc(sizeof(double) * att.size), *rout = malloc(sizeof(double) * out.size);
@@ -141,7 +166,7 @@ static void test_against_reference(void) {
                  B, T, S, D, H, cases[c].causal ? ", causal" : "");
         free(vis); free(ratt); free(rout);
         tensor_free(&att); tensor_free(&out); tensor_free(&q); tensor_free(&k); tensor_free(&v); tensor_free(&mask);
-        mha_qkv_free(&m);
+        free_module(&m);
     }
 }
 
@@ -192,11 +217,11 @@ static void test_masks(void) {
        nan_att, nan_out);
     tensor_free(&mask); tensor_free(&att); tensor_free(&out);
     tensor_free(&q); tensor_free(&k); tensor_free(&v);
-    mha_qkv_free(&m);
+    free_module(&m);
 }
 
-/* The program on three copies of one X is seed 000's MHA, causal mask included. */
-static void test_seed_000(const char *tmp) {
+/* The program on three copies of one X is the MHA/MQA notebook's MHA, causal mask included. */
+static void test_one_input(const char *tmp) {
     char d1[600], d2[600], d3[600];
     snprintf(d1, sizeof d1, "%s/000-made", tmp);
     snprintf(d2, sizeof d2, "%s/000-in", tmp);
@@ -205,7 +230,7 @@ static void test_seed_000(const char *tmp) {
     int s1 = run("mha_qkv", ARGS("--batch", "2", "--seq", "5", "--kv-seq", "5", "--dim", "12", "--heads", "3",
                                  "--quiet", "--dump", d1));
     if (s1 == 0) {
-        for (int i = 0; i < 8; i++) copy_npy(d1, mha_qkv_names[i], d2, mha_qkv_names[i]);
+        for (int i = 0; i < 8; i++) copy_npy(d1, qkv_names[i], d2, qkv_names[i]);
         copy_npy(d1, "Q", d2, "Q"); copy_npy(d1, "Q", d2, "K"); copy_npy(d1, "Q", d2, "V");
     }
     mkdir(d2, 0777);                                                  /* there even after a stub */
@@ -215,7 +240,7 @@ static void test_seed_000(const char *tmp) {
     save_npy(d2, "mask", &tril);
     int s2 = run("mha_qkv", ARGS("--load", d2, "--heads", "3", "--quiet", "--dump", d3));
     ok(s1 == 0 && s2 == 0, "mha_qkv runs on Q = K = V with a (T, T) tril mask");
-    const char *is_000 = "with three copies of x and tril, it is seed 000's MultiHeadAttention";
+    const char *is_000 = "with three copies of x and tril, it is the MHA/MQA notebook's MultiHeadAttention";
     const char *to_the_bit = "and the program's out.npy is mha_qkv_forward(x, x, x), to the bit";
     if (s1 || s2) {                   /* a run stopped (at a stub, in a handout): nothing to compare */
         ok(0, "%s", is_000);
@@ -223,10 +248,11 @@ static void test_seed_000(const char *tmp) {
         tensor_free(&tril);
         return;
     }
-    MhaQkv m = { .dim = D, .heads = H };
-    Tensor *p[8] = MHA_QKV_PARAMS(&m);
-    for (int i = 0; i < 8; i++) *p[i] = load_npy(d2, mha_qkv_names[i]);
-    Tensor x = load_npy(d2, "Q"), got = load_npy(d3, "out");
+    MhaQkv m = {0};
+    Tensor x, k, v, mask, got = load_npy(d3, "out");
+    open_case(&m, &x, &k, &v, &mask, &(Args){ .load = d2, .heads = H });     /* the weights the run read */
+    ok(m.dim == D && x.shape[0] == B && x.shape[1] == T && mask.data && !memcmp(mask.data, tril.data, sizeof(float) * T * T),
+       "the program's list reads that case back: B, T, D from Q.npy, the tril from mask.npy");
     double *want = malloc(sizeof(double) * B * T * D);
     reference_000(want, &m, x.data, tril.data, B, T);
     close_ok(got.data, want, got.size, 1e-5, 0, "%s", is_000);
@@ -234,8 +260,9 @@ static void test_seed_000(const char *tmp) {
     STUDENT(mha_qkv_forward(direct.data, att.data, &m, x.data, x.data, x.data, &tril, B, T, T));
     ok(!memcmp(direct.data, got.data, sizeof(float) * got.size), "%s", to_the_bit);
     free(want);
-    tensor_free(&att); tensor_free(&direct); tensor_free(&x); tensor_free(&got); tensor_free(&tril);
-    mha_qkv_free(&m);
+    tensor_free(&att); tensor_free(&direct); tensor_free(&x); tensor_free(&k); tensor_free(&v); tensor_free(&mask);
+    tensor_free(&got); tensor_free(&tril);
+    free_module(&m);
 }
 
 /* Chapter 5's mha with the same weights and X three times: the same bytes. */
@@ -274,7 +301,7 @@ static void test_against_mha(const char *tmp) {
         if (s1 == 0)
             s1 = causal ? run("mha", ARGS("--load", dm, "--heads", heads, "--causal", "--quiet", "--dump", dm2))
                         : run("mha", ARGS("--load", dm, "--heads", heads, "--quiet", "--dump", dm2));
-        for (int i = 0; s1 == 0 && i < 8; i++) copy_npy(dm, mha_names[i], dq, mha_qkv_names[i]);
+        for (int i = 0; s1 == 0 && i < 8; i++) copy_npy(dm, mha_names[i], dq, qkv_names[i]);
         if (s1 == 0) { copy_npy(dm, "X", dq, "Q"); copy_npy(dm, "X", dq, "K"); copy_npy(dm, "X", dq, "V"); }
         int s2 = causal ? run("mha_qkv", ARGS("--load", dq, "--heads", heads, "--causal", "--quiet", "--dump", oq))
                         : run("mha_qkv", ARGS("--load", dq, "--heads", heads, "--quiet", "--dump", oq));
@@ -322,19 +349,24 @@ static void test_program(const char *tmp) {
 
     Tensor bad = tensor_new3(3, 4, 6);                /* (B, T, S): its B = 3 meets H = 2 */
     save_npy(d1, "mask", &bad);
-    refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "(B, 1, T, S)", "a (B, T, S) mask with B = 3, H = 2 is refused, naming the fix");
+    refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "does not broadcast to the scores (B, H, T, S) = (3, 2, 4, 6)",
+            "a (B, T, S) mask with B = 3, H = 2 is refused: it does not broadcast to the scores (B, H, T, S)");
+    refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "a padding mask is (B, 1, 1, S)",
+            "and the message says how a padding mask is written");
     tensor_free(&bad);
     snprintf(p1, sizeof p1, "%s/mask.npy", d1);
     remove(p1);
     Tensor shortv = tensor_new3(3, 5, 8);
     save_npy(d1, "V", &shortv);
-    refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "V.npy", "V with another length than K is refused, naming V.npy");
+    refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "/V.npy: shape (3, 5, 8), expected (B, S, D) = (3, 6, 8)",
+            "V with another length than K is refused, naming V.npy, its shape and K's length");
     tensor_free(&shortv);
     snprintf(p2, sizeof p2, "%s/V.npy", d2);
     if (file_exists(p2)) copy_npy(d2, "V", d1, "V");       /* put back, if the dump wrote it */
     Tensor widek = tensor_new3(3, 6, 4);
     save_npy(d1, "K", &widek);
-    refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "K.npy", "K with another width than Q is refused");
+    refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "/K.npy: shape (3, 6, 4), expected (B, S, D) = (3, 6, 8)",
+            "K with another width than Q is refused, naming K.npy and both shapes");
     tensor_free(&widek);
     snprintf(p2, sizeof p2, "%s/K.npy", d2);
     if (file_exists(p2)) copy_npy(d2, "K", d1, "K");       /* put back, if the dump wrote it */
@@ -342,11 +374,11 @@ static void test_program(const char *tmp) {
     remove(p1);
     refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "W_o.bias", "a missing W_o.bias is refused, naming it");
     ok(!file_exists(never), "and no refusal wrote anything");
-    refuses(prog, ARGS("--train"), "--train", "--train is refused: seed 002 has no dropout");
+    refuses(prog, ARGS("--train"), "--train", "--train is refused: the notes' module has no dropout");
 }
 
 /* Tested through the program, not called here. */
-static void unused_here(void) { (void)mha_qkv_load; (void)mha_qkv_print; (void)mha_qkv_dump; }
+static void unused_here(void) { (void)mha_qkv_print; }
 
 int main(void) {
     unused_here();
@@ -355,7 +387,7 @@ int main(void) {
 
     TEST_GROUP(test_against_reference());
     TEST_GROUP(test_masks());
-    TEST_GROUP(test_seed_000(tmp));
+    TEST_GROUP(test_one_input(tmp));
     TEST_GROUP(test_against_mha(tmp));
     TEST_GROUP(test_program(tmp));
 

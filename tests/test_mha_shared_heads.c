@@ -1,7 +1,8 @@
-/* Tests for chapter 8: mha_shared_heads, seed 001's multi-head attention with
- * heads split before projecting and one (hd, hd) projection shared by all heads.
+/* Tests for chapter 8: mha_shared_heads, the einsum MHA post's multi-head
+ * attention with heads split before projecting and one (hd, hd) projection
+ * shared by all heads.
  *
- * The forward pass against the seed's einsums computed literally, index by
+ * The forward pass against the post's einsums computed literally, index by
  * index, in double precision (fill -1e20 before the scale sqrt(D), fully hidden
  * rows uniform); the block-diagonal reading of the module, by running
  * $ABH_BIN/mha_qkv on block-diagonal weights; the parameter counts; the
@@ -12,10 +13,10 @@
 #include "tap.h"
 #include "run.h"
 
-/* ---- the seed's einsums, literally, in double ---------------------------------- */
+/* ---- the post's einsums, literally, in double ---------------------------------- */
 
 /* out (B, T, D), att (B, H, T, S). vis (B, H, T, S) or NULL: 0 = hidden. divisor:
- * what the energy is divided by after the fill (the seed: sqrt(D)). */
+ * what the energy is divided by after the fill (the post: sqrt(D)). */
 static void reference(double *out, double *att, const MhaSharedHeads *m, const float *query, const float *keys,
                       const float *values, const float *vis, double divisor, int B, int T, int S) {
     int D = m->dim, H = m->heads, hd = D / H;
@@ -65,11 +66,25 @@ static int written(const float *att, long n) {
     return 0;
 }
 
+/* A module and its inputs made from a seed through the program's own list of
+ * tensors, as its main makes them; no mask. */
 static void make_case(MhaSharedHeads *m, Tensor *q, Tensor *k, Tensor *v, int B, int T, int S, int D, int H,
                       uint64_t seed) {
     Args a = { .batch = B, .seq = T, .kv_seq = S, .dim = D, .heads = H, .seed = seed };
-    Tensor none;
-    mha_shared_heads_make(m, q, k, v, &none, &a);
+    Tensors list = {0};
+    Tensor mask, att, out;
+    mha_shared_heads_tensors(&list, m, q, k, v, &mask, &att, &out);
+    tensors_open(&list, &a);
+    m->dim = D, m->heads = H;
+    tensor_free(&att); tensor_free(&out);
+}
+
+/* Free a module's weights through the same list. */
+static void free_module(MhaSharedHeads *m) {
+    Tensors list = {0};
+    Tensor none = {0};
+    mha_shared_heads_tensors(&list, m, &none, &none, &none, &none, &none, &none);
+    tensors_close(&list, &(Args){0});
 }
 
 static float *visible(const Tensor *mask, int B, int H, int T, int S) {
@@ -88,20 +103,20 @@ static void test_against_reference(void) {
         MhaSharedHeads m = {0};
         Tensor q, k, v, mask = {0};
         make_case(&m, &q, &k, &v, B, T, S, D, H, 30 + c);
-        variant_mask_final(&mask, cases[c].causal, T, S);
+        mask_final(&mask, cases[c].causal, T, S);
         float *vis = mask.data ? visible(&mask, B, H, T, S) : NULL;
         Tensor att = tensor_new(4, (int[]){ B, H, T, S }), out = tensor_new3(B, T, D);
         double *ratt = malloc(sizeof(double) * att.size), *rout = malloc(sizeof(double) * out.size);
         STUDENT(mha_shared_heads_forward(out.data, att.data, &m, q.data, k.data, v.data, mask.data ? &mask : NULL,
                                          sqrtf((float)D), B, T, S));
         reference(rout, ratt, &m, q.data, k.data, v.data, vis, sqrt((double)D), B, T, S);
-        close_ok(out.data, rout, out.size, 1e-5, 0, "(B, T, S, D, H) = (%d, %d, %d, %d, %d)%s: the output matches the seed's einsums",
+        close_ok(out.data, rout, out.size, 1e-5, 0, "(B, T, S, D, H) = (%d, %d, %d, %d, %d)%s: the output matches the post's einsums",
                  B, T, S, D, H, cases[c].causal ? ", causal" : "");
         close_ok(att.data, ratt, att.size, 1e-6, 0, "(B, T, S, D, H) = (%d, %d, %d, %d, %d)%s: the weights match",
                  B, T, S, D, H, cases[c].causal ? ", causal" : "");
         free(vis); free(ratt); free(rout);
         tensor_free(&att); tensor_free(&out); tensor_free(&q); tensor_free(&k); tensor_free(&v); tensor_free(&mask);
-        mha_shared_heads_free(&m);
+        free_module(&m);
     }
 }
 
@@ -125,7 +140,7 @@ static void test_fill(void) {
        "a hidden key of an ordinary row gets exactly 0");
     tensor_free(&mask); tensor_free(&att); tensor_free(&out);
     tensor_free(&q); tensor_free(&k); tensor_free(&v);
-    mha_shared_heads_free(&m);
+    free_module(&m);
 }
 
 /* The text of a chapter, its line breaks read as spaces (a sentence may wrap
@@ -170,6 +185,10 @@ static void test_flattening(void) {
         ok(flatter == rows && mw[0] < mw[1] && ent[0] > ent[1],
            "D = %d, H = %d: sqrt(D) flattens all %ld rows: mean largest weight %.4f < %.4f, entropy %.4f > %.4f",
            D, H, rows, mw[0], mw[1], ent[0], ent[1]);
+        double cmp_w[2] = { 0, 0 }, cmp_e[2] = { 0, 0 };
+        STUDENT(mha_shared_heads_compare(cmp_w, cmp_e, &m, &q, &k, &v, &(Tensor){0}, &seed, B, T, T));
+        ok(written(seed.data, seed.size) && !memcmp(cmp_w, mw, sizeof mw) && !memcmp(cmp_e, ent, sizeof ent),
+           "D = %d, H = %d: the program's mha_shared_heads_compare prints these very measures", D, H);
         if (c == 0) {
             double deficit[2] = { log((double)T) - ent[0], log((double)T) - ent[1] };
             ok(deficit[1] > 4 * deficit[0], "D = 256, H = 8: the distance from uniform in entropy shrinks %.1f times "
@@ -182,7 +201,7 @@ static void test_flattening(void) {
         }
         tensor_free(&seed); tensor_free(&right); tensor_free(&out);
         tensor_free(&q); tensor_free(&k); tensor_free(&v);
-        mha_shared_heads_free(&m);
+        free_module(&m);
     }
 }
 
@@ -265,7 +284,7 @@ static void test_program(const char *tmp) {
        "run without flags: the weights, and 120 parameters against mha's 288");
     status = run("mha_shared_heads", ARGS("--batch", "2", "--seq", "10", "--dim", "256", "--heads", "8"));
     ok(status == 0 && strstr(run_out, "parameters: 68864 = 3 hd^2 + D^2 + D (mha: 263168 = 4D^2 + 4D)") &&
-       strstr(run_out, "over 10 keys"), "the seed's sizes: 68864 parameters against 263168; keys as long as the query");
+       strstr(run_out, "over 10 keys"), "the post's sizes: 68864 parameters against 263168; keys as long as the query");
 
     status = run("mha_shared_heads", ARGS("--batch", "2", "--kv-seq", "6", "--causal", "--quiet", "--dump", d1));
     run("mha_shared_heads", ARGS("--load", d1, "--heads", "2", "--dump", d2, "--quiet"));
@@ -286,9 +305,10 @@ static void test_program(const char *tmp) {
     refuses(prog, ARGS("--load", d1, "--heads", "4", "--dump", never), "values.weight",
             "the same files with --heads 4 are refused: the (hd, hd) layers fix H");
     refuses(prog, ARGS("--heads", "3"), "does not divide", "--heads 3 with D = 8 is refused");
-    Tensor bad = tensor_new3(2, 4, 7);
+    Tensor bad = tensor_new3(2, 7, 8);                /* S = 7 against keys' 6 */
     save_npy(d1, "values", &bad);
-    refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "values.npy", "values longer than keys are refused, naming the file");
+    refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "values.npy gives --batch 2, --kv-seq 7, --dim 8): the files disagree",
+            "values longer than keys are refused, naming the file and the length it gives");
     tensor_free(&bad);
     snprintf(p2, sizeof p2, "%s/values.npy", d2);
     if (file_exists(p2)) copy_npy(d2, "values", d1, "values");  /* put back, if the dump wrote it */
@@ -302,11 +322,11 @@ static void test_program(const char *tmp) {
     remove(p1);
     refuses(prog, ARGS("--load", d1, "--heads", "2", "--dump", never), "fc_out.bias", "a missing fc_out.bias is refused, naming it");
     ok(!file_exists(never), "and no refusal wrote anything");
-    refuses(prog, ARGS("--train"), "--train", "--train is refused: seed 001 has no dropout");
+    refuses(prog, ARGS("--train"), "--train", "--train is refused: the post's module has no dropout");
 }
 
 /* Tested through the program, not called here. */
-static void unused_here(void) { (void)mha_shared_heads_load; (void)mha_shared_heads_print; (void)mha_shared_heads_dump; }
+static void unused_here(void) { (void)mha_shared_heads_print; }
 
 int main(void) {
     unused_here();

@@ -1,4 +1,4 @@
-/* Tests for chapter 8: mhsa_relu (seed 003's MultiHeadSelfAttention) and
+/* Tests for chapter 8: mhsa_relu (the ReLU MHSA notebook's MultiHeadSelfAttention) and
  * scale_study (the sqrt(d) figure).
  *
  * mhsa_relu: the forward pass against a double-precision reference (no scale,
@@ -62,9 +62,24 @@ static int written(const float *att, long n) {
     return 0;
 }
 
+/* A module and its input made from a seed through the program's own list of
+ * tensors, as its main makes them. */
 static void make_case(MhsaRelu *m, Tensor *x, int B, int T, int D, int H, uint64_t seed) {
     Args a = { .batch = B, .seq = T, .dim = D, .heads = H, .seed = seed };
-    mhsa_relu_make(m, x, &a);
+    Tensors list = {0};
+    Tensor att, out;
+    mhsa_relu_tensors(&list, m, x, &att, &out);
+    tensors_open(&list, &a);
+    m->dim = D, m->heads = H;
+    tensor_free(&att); tensor_free(&out);
+}
+
+/* Free a module's weights through the same list. */
+static void free_module(MhsaRelu *m) {
+    Tensors list = {0};
+    Tensor none = {0};
+    mhsa_relu_tensors(&list, m, &none, &none, &none);
+    tensors_close(&list, &(Args){0});
 }
 
 static void test_against_reference(void) {
@@ -101,11 +116,11 @@ static void test_against_reference(void) {
         }
         free(ratt); free(rout); free(pre);
         tensor_free(&att); tensor_free(&out); tensor_free(&x);
-        mhsa_relu_free(&m);
+        free_module(&m);
     }
 }
 
-/* The seed's mask adds -10000 to a hidden score; it does not replace it. For
+/* The notebook's mask adds -10000 to a hidden score; it does not replace it. For
  * ordinary scores the difference never shows: exp(-10000) is 0 in any float, so
  * filling with -inf, -1e20 or -10000 gives the same bits. It shows when scores
  * are tens of thousands apart, which an unscaled module reaches when its
@@ -156,7 +171,7 @@ static void test_huge_scores(void) {
     close_ok(out.data, rout, out.size, 1e-5, 0, "queries times 1e5, causal: the output matches the reference");
     free(xd); free(q); free(k); free(ratt); free(rout); free(pre);
     tensor_free(&att); tensor_free(&out); tensor_free(&x);
-    mhsa_relu_free(&m);
+    free_module(&m);
 }
 
 /* The text of a chapter, its line breaks read as spaces (a sentence may wrap
@@ -177,7 +192,7 @@ static char *chapter_text(const char *path) {
 /* About half of the outputs are zero, and whole columns tend to be; the chapter
  * states both percentages. */
 static void test_zeros(void) {
-    long zeros = 0, total = 0, dead = 0, columns = 0;
+    long zeros = 0, total = 0, dead = 0, columns = 0, agree = 0;
     for (int seed = 0; seed < 20; seed++) {
         int B = 4, T = 8, D = 32, H = 4;
         MhsaRelu m = {0};
@@ -185,6 +200,7 @@ static void test_zeros(void) {
         make_case(&m, &x, B, T, D, H, 200 + seed);
         Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
         STUDENT(mhsa_relu_forward(out.data, att.data, &m, x.data, 0, B, T));
+        long z, d, z_before = zeros, d_before = dead;
         for (long i = 0; i < out.size; i++) zeros += out.data[i] == 0.0f;
         total += out.size;
         for (int j = 0; j < D; j++) {
@@ -193,12 +209,15 @@ static void test_zeros(void) {
             dead += r == (long)B * T;
         }
         columns += D;
+        relu_zeros(&out, D, &z, &d);                    /* what the program prints */
+        agree += z == zeros - z_before && d == dead - d_before;
         tensor_free(&att); tensor_free(&out); tensor_free(&x);
-        mhsa_relu_free(&m);
+        free_module(&m);
     }
     double frac = (double)zeros / total, dead_frac = (double)dead / columns;
     ok(frac > 0.35 && frac < 0.65, "over 20 fresh modules, %.0f%% of the outputs are zero: about half", 100 * frac);
     ok(frac < 1 && dead_frac > 0.25, "and %.0f%% of the output columns are zero at all 32 positions", 100 * dead_frac);
+    ok(agree == 20, "the program's relu_zeros counts the same zeros and columns in all %ld modules", agree);
     char said[256], *text = chapter_text("chapters/08-variants.md");
     snprintf(said, sizeof said, "the test counts %.0f%% of the outputs at zero, and %.0f%% of the columns zero at every one "
              "of 32 positions", 100 * frac, 100 * dead_frac);
@@ -298,7 +317,7 @@ static void test_program(const char *tmp) {
 
     int status = run("mhsa_relu", NO_ARGS);
     ok(status == 0 && strstr(run_out, "num_header=2, masked=False) on x (2, 3, 8)") && strstr(run_out, "output: tensor([[[") &&
-       strstr(run_out, "zeros in the output: ") && strstr(run_out, "parameters: 288"), "run without flags: the seed's sizes, the zeros counted");
+       strstr(run_out, "zeros in the output: ") && strstr(run_out, "parameters: 288"), "run without flags: the notebook's sizes, the zeros counted");
     status = run("mhsa_relu", ARGS("--causal", "--batch", "3", "--quiet", "--dump", d1));
     run("mhsa_relu", ARGS("--load", d1, "--heads", "2", "--causal", "--dump", d2, "--quiet"));
     const char *files[] = { "out", "attn", "x", "wq.0.weight", "wq.0.bias", "wk.0.weight", "wk.0.bias",
@@ -312,7 +331,7 @@ static void test_program(const char *tmp) {
     ok(all_same, "--load of a --causal --dump, with --causal again, reproduces all eleven files byte for byte");
     snprintf(p1, sizeof p1, "%s/out.npy", d1);
     snprintf(p2, sizeof p2, "%s/mask.npy", d1);
-    ok(file_exists(p1) && !file_exists(p2), "no mask file: the seed's mask is made from T inside forward");
+    ok(file_exists(p1) && !file_exists(p2), "no mask file: the notebook's mask is made from T inside forward");
     status = run("mhsa_relu", ARGS("--load", d1, "--heads", "2", "--quiet", "--dump", d2));
     Tensor a1 = load_written(d1, "attn"), a2 = load_written(d2, "attn");
     ok(status == 0 && a1.data && a2.data && a1.size == a2.size && memcmp(a1.data, a2.data, sizeof(float) * a1.size) != 0,
@@ -321,7 +340,7 @@ static void test_program(const char *tmp) {
 
     refuses(prog, ARGS("--heads", "3"), "does not divide", "--heads 3 with D = 8 is refused");
     refuses(prog, ARGS("--kv-seq", "4"), "--kv-seq", "--kv-seq is refused: self-attention");
-    refuses(prog, ARGS("--train"), "--train", "--train is refused: seed 003 has no dropout");
+    refuses(prog, ARGS("--train"), "--train", "--train is refused: the notebook's module has no dropout");
     mkdir(d1, 0777);                  /* there even if the run stopped at a stub, for the files written below */
     Tensor bad = tensor_new2(3, 8);
     snprintf(p1, sizeof p1, "%s/x.npy", d1);
@@ -338,7 +357,7 @@ static void test_program(const char *tmp) {
 }
 
 /* Tested through the programs, not called here. */
-static void unused_here(void) { (void)mhsa_relu_load; (void)mhsa_relu_print; (void)mhsa_relu_dump; (void)study_one_width; (void)study_width; }
+static void unused_here(void) { (void)mhsa_relu_print; (void)study_one_width; (void)study_width; }
 
 int main(void) {
     unused_here();

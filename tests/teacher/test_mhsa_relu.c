@@ -8,7 +8,7 @@
  * wide head, other seeds, and queries and keys both grown until scores lie
  * tens of thousands apart, where adding -10000 and filling differ. Each is
  * checked against a reference written here in double precision, from the
- * seed's formula: softmax(q k^T + triu(ones(T, T), 1) * -10000), no scale. */
+ * notebook's formula: softmax(q k^T + triu(ones(T, T), 1) * -10000), no scale. */
 #define TESTING
 #include "mhsa_relu.c"
 #include "tap.h"
@@ -77,9 +77,12 @@ static double worst(const float *got, const double *want, long n) {
  * visible one, and one whose visible scores all lie below -10100. */
 static void check(const char *what, int B, int T, int D, int H, int causal, uint64_t seed, float grow, int want_far) {
     MhsaRelu m = {0};
-    Tensor x;
+    Tensor x, att0, out0;
+    Tensors list = {0};
     Args a = { .batch = B, .seq = T, .dim = D, .heads = H, .seed = seed };
-    mhsa_relu_make(&m, &x, &a);
+    mhsa_relu_tensors(&list, &m, &x, &att0, &out0);
+    tensors_open(&list, &a);                     /* the module as the program's main makes it */
+    m.dim = D, m.heads = H;
     Tensor *grown[4] = { &m.wq, &m.bq, &m.wk, &m.bk };
     for (int g = 0; g < 4; g++)
         for (long i = 0; i < grown[g]->size; i++) grown[g]->data[i] *= grow;
@@ -105,8 +108,8 @@ static void check(const char *what, int B, int T, int D, int H, int causal, uint
     if (!pass) diag("largest error: %g in the weights (atol 1e-6), %g in the output (atol 1e-5)%s", ea, eo,
                     want_far && !(above && below) ? "; the case has lost the rows it is for" : "");
     free(ratt); free(raw); free(rout);
-    tensor_free(&att); tensor_free(&out); tensor_free(&x);
-    mhsa_relu_free(&m);
+    tensor_free(&att); tensor_free(&out);
+    tensors_close(&list, &(Args){0});             /* frees x, the weights and att0, out0 */
 }
 
 static void test_hidden_cases(void) {
@@ -120,7 +123,7 @@ static void test_hidden_cases(void) {
 }
 
 /* Tested through the public tests, not here. */
-static void unused_here(void) { (void)mhsa_relu_load; (void)mhsa_relu_print; (void)mhsa_relu_dump; }
+static void unused_here(void) { (void)mhsa_relu_print; (void)relu_zeros; }
 
 int main(void) {
     unused_here();
