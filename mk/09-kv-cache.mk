@@ -1,5 +1,8 @@
 # Chapter 9: decoding one token at a time with a KV cache. Its programs, its
-# figure, its benchmark, and what its test includes.
+# figure, its benchmark, and what its test includes. decode_costs's main, and
+# decode_bench's outline, timing and main, are tangled from Appendix B
+# (chapters/B-timing.md), beside mha_bench; the step and the counts they time
+# and print are this chapter's.
 PROGRAMS += decode
 # decode_costs: the chapter's table of cache bytes and MACs per token (the figure's
 # data), tested by test_decode.c
