@@ -33,7 +33,7 @@ endif
 CHAPTER_FILES := $(sort $(wildcard chapters/*.md))
 # Tests that are scripts: the tangler, handouts, the chapters' shell sessions,
 # every program's --help and flags, the grading and summary tools, PyTorch.
-SCRIPT_TESTS := tests/tangle_test.lua tests/handout_test.lua tests/tools_test.lua tests/transcripts_test.lua tests/cli_test.lua tests/pytorch_check.sh
+SCRIPT_TESTS := tests/tangle_test.lua tests/handout_test.lua tests/tools_test.lua tests/transcripts_test.lua tests/figures_test.lua tests/cli_test.lua tests/pytorch_check.sh
 
 ifeq ($(MODE),release)
   OUT := build
@@ -323,7 +323,9 @@ endif
 
 # ---- figures: each one is drawn from its program's own --dump, so it cannot
 # drift from the code. FIG_RUN is the program and its flags, FIG_PICK the
-# leading indices of attn.npy to draw, FIG_HEADING and FIG_TITLES the words.
+# leading indices of attn.npy to draw, FIG_HEADING and FIG_TITLES the words,
+# FIG_WORDS the keys' words (and FIG_QWORDS the queries', when they differ) for
+# a case whose input is a sentence.
 # NaN weights (chapter 3's -inf example) are drawn as blank cells; gnuplot's
 # warning about them is expected and filtered out.
 figures/%.svg: $(BIN)/npy2dat tools/heatmap.gp | tools
@@ -331,7 +333,8 @@ figures/%.svg: $(BIN)/npy2dat tools/heatmap.gp | tools
 	$(Q)rm -rf $(OUT)/fig/$* && mkdir -p $(OUT)/fig
 	$(Q)$(BIN)/$(FIG_RUN) --quiet --dump $(OUT)/fig/$*
 	$(Q)$(BIN)/npy2dat $(OUT)/fig/$*/attn.npy $(FIG_PICK) > $(OUT)/fig/$*.dat
-	$(Q)$(GNUPLOT) -e "data='$(OUT)/fig/$*.dat'; out='$@.tmp'; heading='$(FIG_HEADING)'; titles='$(FIG_TITLES)'" \
+	$(Q)$(GNUPLOT) -e "data='$(OUT)/fig/$*.dat'; out='$@.tmp'; heading='$(FIG_HEADING)'; titles='$(FIG_TITLES)'; \
+	    xwords='$(FIG_WORDS)'; ywords='$(FIG_QWORDS)'" \
 	    tools/heatmap.gp 2> $(OUT)/fig/$*.log; status=$$?; \
 	    grep -v 'matrix contains missing or undefined values' $(OUT)/fig/$*.log >&2; exit $$status
 	$(Q)mv $@.tmp $@

@@ -60,15 +60,19 @@ end
 
 -- The flags a usage lists ("  --seq T   ..."), in order, with their value's name, and
 -- the defaults it ends with ("defaults: --batch 3 --seq 2 ...").
+-- and the examples it lists under "examples:" ("  same-word   ...").
 local function read_usage(text)
-  local flags, defaults = {}, {}
+  local flags, defaults, examples, in_examples = {}, {}, {}, false
   for line in text:gmatch("[^\n]+") do
     local flag, value = line:match("^  (%-%-[%w-]+) ?(%u*)")
     if flag then flags[#flags + 1] = { name = flag, value = value ~= "" and value or nil } end
+    if line:match("^%S") then in_examples = line == "examples:" end
+    local example = in_examples and line:match("^  ([%w-]+)%s")
+    if example then examples[#examples + 1] = example end
     local list = line:match("^defaults: (.*)")
     if list then for f, v in list:gmatch("(%-%-[%w-]+) (%S+)") do defaults[f] = v end end
   end
-  return flags, defaults
+  return flags, defaults, examples
 end
 
 local programs = {}
@@ -85,7 +89,7 @@ for _, name in ipairs(programs) do
   local s2, usage2 = run(name, { "-h" })
   ok(s2 == 0 and usage2 == usage, name .. " -h is --help")
 
-  local flags, defaults = read_usage(usage)
+  local flags, defaults, examples = read_usage(usage)
   ok(not usage:find("\ndefaults:%s*\n") and not usage:find("\ndefaults:%s*$"),
      name .. " --help: a defaults line, if any, names the values it would use")
   local lists = {}
@@ -102,8 +106,22 @@ for _, name in ipairs(programs) do
       goto next
     end
   end
+  -- every example listed runs, and is refused beside a flag that would change its numbers
+  for _, example in ipairs(examples) do
+    local s, _, e = run(name, { "--example", example, "--quiet", "--dump", tmp .. "/" .. name .. "-" .. example })
+    local what = name .. " --example " .. example .. ": an example its --help lists runs"
+    if stub(s, e) then skip(what, "needs " .. stub(s, e) .. ", not implemented yet")
+    else ok(s == 0 and e == "", what, "exit " .. s, e) end
+    s, _, e = run(name, { "--example", example, "--seed", "7" })
+    ok(refused(s, "", e, "leave out --seed"), name .. " --example " .. example .. " --seed 7: refused", e)
+  end
+  if lists["--example"] then
+    ok(#examples > 0, name .. " --help: --example comes with a list of examples")
+    local s, out, e = run(name, { "--example", "no-such-case" })
+    ok(refused(s, out, e, "no such example"), name .. " --example no-such-case: refused, naming --help", e)
+  end
   for _, f in ipairs(flags) do
-    if f.name ~= "--help" then
+    if f.name ~= "--help" and f.name ~= "--example" then
       local args = {}
       if f.name == "--dropout" then args[#args + 1] = "--train" end
       args[#args + 1] = f.name

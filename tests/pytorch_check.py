@@ -6,6 +6,9 @@ included, see ../shared/design/interface.md), its inputs, and extra flags.
 For every case: save the module's state_dict() and the inputs with NumPy,
 run `build/bin/PROGRAM --load DIR --dump OUT --quiet FLAGS`, and compare
 OUT/out.npy and OUT/attn.npy with what the module returns, (out, weights).
+A file may also yield examples(): (NAME, a function making the module, the
+forward() argument names, extra flags) for each `--example NAME` the program
+sets by hand; its dump is loaded into PyTorch and compared the same way.
 
 Run it through tests/pytorch_check.sh, which finds a python3 with NumPy and
 torch, or reports the check as skipped.
@@ -87,6 +90,37 @@ def run_case(program, index, description, net, inputs, flags, root):
         ok(same, f"{what}: the dumped {key} is the loaded one, exactly")
 
 
+def run_example(program, name, make_net, inputs, flags, root):
+    """--example NAME: the program sets every number by hand and dumps them; PyTorch
+    loads the dumped weights and inputs and must give the dumped out and attn."""
+    out = os.path.join(root, f"{program}-example-{name}")
+    what = f"{program} --example {name}"
+    r = subprocess.run([*WRAP, os.path.join(BIN, program), "--example", name, "--dump", out, "--quiet", *flags],
+                       capture_output=True, text=True)
+    stub = re.findall(r"not implemented yet: (Exercise [\d.]*\d)", r.stderr)
+    if r.returncode == 3 and stub:
+        skip(f"{what}: needs {stub[-1]}, not implemented yet")
+        return
+    if r.returncode != 0:
+        ok(False, f"{what}: the program runs", r.stderr.strip())
+        return
+    net = make_net()
+    net.eval()
+    net.load_state_dict({k: torch.from_numpy(np.load(os.path.join(out, k + ".npy"))) for k in net.state_dict()})
+    args = {}
+    for key in inputs:
+        path = os.path.join(out, key + ".npy")
+        if os.path.exists(path):
+            args[key] = torch.from_numpy(np.load(path))
+    with torch.no_grad():
+        want_out, want_att = net(**args)
+    for part, want in (("out", want_out), ("attn", want_att)):
+        got = np.load(os.path.join(out, part + ".npy"))
+        err = max_error(got, want.numpy())
+        ok(err <= TOL, f"{what}: {part}.npy agrees with PyTorch on the dumped weights within {TOL}",
+           f"got shape {got.shape}, want {tuple(want.shape)}, max abs error {err:.3g}")
+
+
 def load(path):
     spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
     module = importlib.util.module_from_spec(spec)
@@ -102,6 +136,8 @@ def main():
             cases = load(path)
             for i, (description, net, inputs, flags) in enumerate(cases.cases()):
                 run_case(cases.PROGRAM, i, description, net, inputs, flags, root)
+            for name, make_net, inputs, flags in getattr(cases, "examples", lambda: [])():
+                run_example(cases.PROGRAM, name, make_net, inputs, flags, root)
     print(f"1..{count}")
     return 1 if failed else 0
 

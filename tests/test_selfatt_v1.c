@@ -121,6 +121,46 @@ static void test_hand_worked(void) {
     selfatt_v1_free(&m);
 }
 
+/* --example same-word, the chapter's figure, run as a reader runs it: each row
+ * puts nearly all its weight on the keys that hold the query's word, in equal
+ * shares, and X is the sentence's word and position parts. */
+static void test_same_word(const char *tmp) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/same-word", tmp);
+    int status = run("selfatt_v1", ARGS("--example", "same-word", "--quiet", "--dump", dir));
+    ok(status == 0, "--example same-word runs and dumps its case");
+    if (status != 0) return;
+    Tensor x = load_npy(dir, "X");                                         // (1, T, 16)
+    Tensor att = load_npy(dir, "attn");                                    // (1, T, T)
+    int T = x.shape[1], ones = x.shape[2] == SENTENCE_DIM && T == sentence_length(SENTENCE);
+    for (int t = 0; ones && t < T; t++) {
+        int word_ones = 0, place_ones = 0;
+        for (int d = 0; d < SENTENCE_DIM; d++) {
+            float v = x.data[t * SENTENCE_DIM + d];
+            ones &= v == 0.0f || v == 1.0f;
+            if (d < WORDS) word_ones += v == 1.0f; else place_ones += v == 1.0f;
+        }
+        ones &= word_ones == 1 && place_ones == 1 && x.data[t * SENTENCE_DIM + WORDS + t] == 1.0f;
+    }
+    ok(ones, "the sentence's X: each row one 1 in the word part and one at WORDS + t, zeros elsewhere");
+    double worst_on = 1, worst_spread = 0;
+    for (int t = 0; t < T; t++) {
+        double on = 0, first = -1;
+        for (int s = 0; s < T; s++) {
+            if (memcmp(&x.data[t * SENTENCE_DIM], &x.data[s * SENTENCE_DIM], WORDS * sizeof(float))) continue;
+            on += att.data[t * T + s];
+            if (first < 0) first = att.data[t * T + s];
+            worst_spread = fmax(worst_spread, fabs(att.data[t * T + s] - first));
+        }
+        worst_on = fmin(worst_on, on);
+    }
+    ok(worst_on >= 0.95, "same-word: every row puts at least 0.95 on the keys of its own word (%.4f)", worst_on);
+    ok(worst_spread <= 1e-6, "same-word: the keys of one word share a row's weight equally");
+    ok(fabs(att.data[4 * T + 4] - 0.9829) < 1e-3, "same-word: the lone 'dog' keeps 0.983 on itself, as the chapter says");
+    tensor_free(&x);
+    tensor_free(&att);
+}
+
 static void test_permutation(void) {
     int B = 2, T = 5, D = 6;
     int perm[5] = { 3, 0, 4, 1, 2 };
@@ -316,6 +356,7 @@ int main(void) {
     EXERCISE("1.6", 15, test_against_reference());
     EXERCISE("1.6", 3, test_hand_worked());
     EXERCISE("1.6", 3, test_kernel_bits());
+    EXERCISE("1.6", 5, test_same_word(tmp));
     TEST_GROUP(test_permutation());
     TEST_GROUP(test_counts());
     TEST_GROUP(test_dump_load(tmp));

@@ -9,7 +9,7 @@
 #       from run to run and `make` can regenerate the committed figure.
 # Byte counts only: timings change from run to run and never go into a figure.
 
-set terminal svg size 820, 500 font "Helvetica,13" noenhanced
+set terminal svg size 820, 500 font "Helvetica,13" noenhanced background rgb "white"
 set output out
 set title "Bytes held beside X, the weights and the output (B = 1, D = 768, H = 12)" font "Helvetica,14"
 set logscale xy 2

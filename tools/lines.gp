@@ -37,7 +37,7 @@ set datafile columnheaders
 stats data nooutput
 panels = STATS_blocks
 
-set terminal svg size 520 * panels, 460 font "Helvetica,13" noenhanced
+set terminal svg size (520 * panels > 960 ? 960 : 520 * panels), 460 font "Helvetica,13" noenhanced background rgb "white"
 set output out
 set multiplot layout 1, panels title heading font "Helvetica,15"
 

@@ -7,7 +7,7 @@
 # out   the SVG to write; fixed size and font, so the output is byte-identical
 #       from run to run and `make` can regenerate the committed figure.
 
-set terminal svg size 1000, 420 font "Helvetica,13" noenhanced
+set terminal svg size 960, 420 font "Helvetica,13" noenhanced background rgb "white"
 set output out
 set multiplot layout 1, 2 title "Why divide by sqrt(d): q and k of d numbers, each of mean 0 and variance 1" font "Helvetica,15"
 
