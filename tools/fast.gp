@@ -16,7 +16,8 @@ set logscale xy 2
 set xrange [200:80000]
 set yrange [1:8388608]
 set xtics (256, 1024, 4096, 16384, 65536) nomirror out
-set ytics ("1 MiB" 1, "16 MiB" 16, "256 MiB" 256, "1 GiB" 1024, "16 GiB" 16384, "256 GiB" 262144, "4 TiB" 4194304) nomirror out
+# y ticks at even steps, a factor of 16 apart; the dashed line marks 1 GiB
+set ytics ("1 MiB" 1, "16 MiB" 16, "256 MiB" 256, "4 GiB" 4096, "64 GiB" 65536, "1 TiB" 1048576) nomirror out
 set xlabel "T (positions in the sequence)"
 set ylabel "bytes held during one forward"
 set grid lc rgb "#dddddd"
