@@ -31,6 +31,17 @@ endif
 # below; an appendix has none, and no exercises (the tangler refuses them),
 # but its chunks tangle into the chapters' files like any chapter's.
 CHAPTER_FILES := $(sort $(wildcard chapters/*.md))
+# The web book's pages and the paper book (see "The web book" below).
+BOOK_FILES   := $(CHAPTER_FILES) $(sort $(wildcard solutions/*.md))
+SITE         := build/site
+SITE_SOURCES := book.md $(BOOK_FILES)
+SITE_PAGES   := $(SITE)/index.html $(CHAPTER_FILES:chapters/%.md=$(SITE)/%.html) \
+                $(patsubst solutions/%.md,$(SITE)/solutions-%.html,$(filter solutions/%,$(BOOK_FILES)))
+SITE_FIGURES  = $(FIGURES:figures/%=$(SITE)/figures/%)
+SITE_TOOLS   := tools/site/filter.lua tools/site/page.html tangle/tangle.lua
+SITE_PANDOC   = $(PANDOC) -f commonmark_x -t html5 --template tools/site/page.html --toc --toc-depth=2 \
+                --mathml --highlight-style=tango --lua-filter tools/site/filter.lua $(SITE_SOURCES:%=-M pages=%)
+CHROMIUM     ?= chromium
 # Tests that are scripts: the tangler, handouts, the chapters' shell sessions,
 # every program's --help and flags, the grading and summary tools, PyTorch.
 SCRIPT_TESTS := tests/tangle_test.lua tests/handout_test.lua tests/tools_test.lua tests/transcripts_test.lua tests/figures_test.lua tests/cli_test.lua tests/pytorch_check.sh
@@ -108,7 +119,7 @@ FUZZ_OPTIONS_npy    := -close_fd_mask=2 -max_len=4096 -dict=tests/fuzz/npy.dict
 FUZZ_OPTIONS_mask   := -close_fd_mask=2 -max_len=512
 FUZZ_OPTIONS_tangle := -max_len=4096 -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/tangle.dict
 
-.PHONY: all help programs run figures test test-valgrind fuzz html clean tools handout grade check-handout \
+.PHONY: all help programs run figures test test-valgrind fuzz html pdf clean tools handout grade check-handout \
         check-mistakes check-cross bench stats
 .DELETE_ON_ERROR:
 
@@ -222,8 +233,13 @@ bench: $(BENCHES:%=$(BIN)/%)
 stats: tools
 	$(Q)$(LUA) tools/stats.lua $(if $(V),-v) $(CHAPTER_FILES)
 
-## Render the whole book as one page, build/book.html (needs pandoc).
-html: build/book.html
+## Write the web book, one page per chapter, to build/site/ (needs pandoc; open build/site/index.html).
+html: $(SITE_PAGES) $(SITE)/book.css $(SITE_FIGURES) tools/site/check.lua
+	$(Q)$(LUA) tools/site/check.lua $(SITE) $(SITE_SOURCES) > $(SITE)/.check || { rm -f $(SITE)/.check; exit 1; }
+	@printf '  %-7s %s\n' HTML "$(SITE)/index.html: $$(cat $(SITE)/.check)"
+
+## Print the whole book to one PDF, build/book.pdf (needs pandoc and chromium).
+pdf: build/book.pdf
 
 ## Remove build/ (figures/ is kept: it is committed).
 clean:
@@ -234,17 +250,44 @@ clean:
 tools:
 	@sh tools/ensure-tools.sh $(firstword $(CC)):gcc $(LUA):lua5.4 $(GNUPLOT):gnuplot-nox $(PROVE):perl
 
-# The one-page book: the chapters, the appendices, then the worked solutions.
+# The web book: one page per source, made by pandoc with the book's own template,
+# stylesheet and filter (tools/site/), which reads every chapter's chunks through
+# the tangler, so each page depends on all the sources. build/book.pdf is
+# Chromium's print of the whole book as one page (build/print/book.html).
 # (A handout shows the book's figures as they are: its programs may still stop at stubs.)
-BOOK_FILES := $(CHAPTER_FILES) $(sort $(wildcard solutions/*.md))
-build/book.html: book.md $(BOOK_FILES) $(if $(HANDOUT),,$(FIGURES)) tools/book-links.lua tools/check-html.sh
+
+$(SITE)/index.html: book.md $(SITE_SOURCES) $(SITE_TOOLS)
 	@sh tools/ensure-tools.sh $(PANDOC):pandoc
-	$(call say,PANDOC,$@)
-	$(Q)$(PANDOC) -f commonmark_x -t html5 -s --toc --mathml --highlight-style=tango --self-contained \
-	    --resource-path=.:chapters --metadata pagetitle="Attention by Hand" \
+	$(Q)mkdir -p $(@D)
+	$(Q)$(SITE_PANDOC) -M page=$< $< -o $@.tmp && mv $@.tmp $@
+$(SITE)/%.html: chapters/%.md $(SITE_SOURCES) $(SITE_TOOLS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(SITE_PANDOC) -M page=$< $< -o $@.tmp && mv $@.tmp $@
+$(SITE)/solutions-%.html: solutions/%.md $(SITE_SOURCES) $(SITE_TOOLS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(SITE_PANDOC) -M page=$< $< -o $@.tmp && mv $@.tmp $@
+$(SITE)/book.css: tools/site/book.css
+	$(Q)mkdir -p $(@D) && cp $< $@
+$(SITE)/figures/%.svg: $(if $(HANDOUT),,figures/%.svg)
+	$(Q)mkdir -p $(@D) && cp figures/$*.svg $@
+
+# The paper book: every source on one page (tools/book-links.lua turns the links
+# between files into links within it), figures embedded, checked by check-html.sh,
+# then printed by Chromium with the stylesheet's print rules: chapters on new pages.
+build/print/book.html: $(SITE_SOURCES) tools/book-links.lua tools/site/book.css tools/check-html.sh \
+                       $(if $(HANDOUT),,$(FIGURES))
+	@sh tools/ensure-tools.sh $(PANDOC):pandoc
+	$(Q)mkdir -p $(@D)
+	$(Q)$(PANDOC) -f commonmark_x -t html5 -s --mathml --highlight-style=tango --self-contained \
+	    --resource-path=.:chapters --css tools/site/book.css --metadata pagetitle="Attention by Hand" \
 	    --lua-filter tools/book-links.lua $(BOOK_FILES:%=-M chapters=%) book.md $(BOOK_FILES) -o $@.tmp
-	$(Q)sh tools/check-html.sh --name $@ $@.tmp $(BOOK_FILES) || { rm -f $@.tmp; exit 1; }
+	$(Q)sh tools/check-html.sh --name $@ $@.tmp $(BOOK_FILES) > /dev/null || { rm -f $@.tmp; exit 1; }
 	$(Q)mv $@.tmp $@
+build/book.pdf: build/print/book.html
+	@sh tools/ensure-tools.sh $(CHROMIUM):chromium pdfinfo:poppler-utils
+	$(Q)$(CHROMIUM) --headless --no-sandbox --disable-gpu --no-pdf-header-footer --virtual-time-budget=20000 \
+	    --print-to-pdf=$@.tmp file://$(abspath $<) 2> build/print/chromium.log && mv $@.tmp $@
+	@printf '  %-7s %s\n' PDF "$@: $$(pdfinfo $@ | sed -n 's/^Pages: *//p') pages, the book on one page printed by Chromium"
 
 # ---- tangling: one stamp for all chapters; the tangler rewrites only the
 # files whose text changed, so make recompiles only what an edit touched.

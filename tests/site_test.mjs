@@ -1,0 +1,110 @@
+// site_test.mjs: the web book, opened in a real browser (TAP, run by make test).
+//
+//   node tests/site_test.mjs [SITE_DIR]      (default build/site)
+//
+// Opens every page of the site that `make html` writes in headless Chromium
+// (Debian's /usr/bin/chromium, or $CHROMIUM; driven by playwright-core, which
+// downloads no browser), at 1280 x 800 and at 390 x 844 (a phone), and fails
+// on: a horizontal scrollbar on the page; C code that does not fit its block
+// at 1280 px (100 columns must); an image that did not load; a link to a
+// missing page or anchor; a console error; a <math> element drawn with no
+// size; a page over 1 MB. It writes a screenshot of the top of every page at
+// both widths to build/site-shots/ for a person to look at.
+import { chromium } from "playwright-core";
+import fs from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+const site = path.resolve(process.argv[2] || "build/site");
+const shots = path.resolve("build/site-shots");
+const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
+const widths = [
+  { name: "1280", width: 1280, height: 800 },
+  { name: "390", width: 390, height: 844 },
+];
+
+let count = 0, failed = 0;
+function ok(cond, name, detail) {
+  count++;
+  console.log(`${cond ? "ok" : "not ok"} ${count} - ${name}`);
+  if (!cond) {
+    failed++;
+    if (detail) for (const line of String(detail).split("\n").slice(0, 12)) console.log(`#   ${line}`);
+  }
+}
+
+const pages = fs.readdirSync(site).filter((f) => f.endsWith(".html")).sort();
+if (pages.length === 0) {
+  console.log(`1..0 # SKIP no pages in ${site}: run make html`);
+  process.exit(0);
+}
+fs.mkdirSync(shots, { recursive: true });
+
+const browser = await chromium.launch({ executablePath, args: ["--no-sandbox", "--disable-gpu"] });
+const ids = {};          // page -> Set of ids, read at the first width
+const links = {};        // page -> [href] of every link
+try {
+  for (const w of widths) {
+    const context = await browser.newContext({ viewport: { width: w.width, height: w.height } });
+    for (const file of pages) {
+      const where = `${file} at ${w.name} px`;
+      const page = await context.newPage();
+      const errors = [];
+      page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+      page.on("pageerror", (e) => errors.push(String(e)));
+      page.on("requestfailed", (r) => errors.push(`failed to load ${r.url()}`));
+      await page.goto(pathToFileURL(path.join(site, file)).href, { waitUntil: "load" });
+      const seen = await page.evaluate(() => {
+        const doc = document.documentElement;
+        const main = document.querySelector("main") || document.body;
+        const visible = (e) => e.getClientRects().length > 0;
+        return {
+          scroll: doc.scrollWidth - doc.clientWidth,
+          broken: [...document.images].filter((i) => !i.complete || i.naturalWidth === 0).map((i) => i.src),
+          unfit: [...main.querySelectorAll("pre.chunk-code, pre.c, div.sourceCode.c pre")]
+            .filter((p) => visible(p) && p.scrollWidth > p.clientWidth + 1)
+            .map((p) => `${p.closest("[id]")?.id || "?"}: ${p.scrollWidth} > ${p.clientWidth} px`),
+          flat: [...main.querySelectorAll("math")].filter((m) => {
+            const r = m.getBoundingClientRect();
+            return visible(m) && (r.width === 0 || r.height === 0);
+          }).map((m) => m.textContent.slice(0, 40)),
+          ids: [...document.querySelectorAll("[id]")].map((e) => e.id),
+          links: [...document.querySelectorAll("a[href]")].map((a) => a.getAttribute("href")),
+        };
+      });
+      ok(seen.scroll <= 0, `${where}: no horizontal scrollbar on the page`, `the page is ${seen.scroll} px wider than the window`);
+      ok(seen.broken.length === 0, `${where}: every image loads`, seen.broken.join("\n"));
+      if (w.name === "1280") {
+        ok(seen.unfit.length === 0, `${where}: every C block shows all its columns`, seen.unfit.join("\n"));
+        ids[file] = new Set(seen.ids);
+        links[file] = seen.links;
+      }
+      ok(seen.flat.length === 0, `${where}: every formula is drawn with a size`, seen.flat.join("\n"));
+      ok(errors.length === 0, `${where}: no console error`, errors.join("\n"));
+      await page.screenshot({ path: path.join(shots, `${file.replace(/\.html$/, "")}-${w.name}.png`) });
+      await page.close();
+    }
+    await context.close();
+  }
+} finally {
+  await browser.close();
+}
+
+// every link to a page of the site names a page and an anchor that exist
+for (const file of pages) {
+  const bad = [];
+  for (const href of links[file]) {
+    if (/^[a-z][a-z0-9+.-]*:/i.test(href)) continue;          // http:, mailto: ...
+    const [target, anchor] = href.split("#");
+    const to = target === "" ? file : target;
+    if (to.endsWith(".html")) {
+      if (!ids[to]) bad.push(`${href}: no page ${to}`);
+      else if (anchor && !ids[to].has(decodeURIComponent(anchor))) bad.push(`${href}: no #${anchor} in ${to}`);
+    } else if (!fs.existsSync(path.join(site, to))) bad.push(`${href}: no file ${to}`);
+  }
+  ok(bad.length === 0, `${file}: every link reaches its page and anchor`, bad.join("\n"));
+  const bytes = fs.statSync(path.join(site, file)).size;
+  ok(bytes <= 1 << 20, `${file}: at most 1 MB (${bytes} bytes)`);
+}
+console.log(`1..${count}`);
+process.exit(failed ? 1 : 0);

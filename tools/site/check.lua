@@ -1,0 +1,75 @@
+-- check.lua: the static checks of the web book, run by make html.
+--
+--   lua5.4 tools/site/check.lua SITE_DIR FILE.md ...
+--
+-- The FILE.md are the pages' sources (book.md, chapters/*.md, solutions/*.md).
+-- Every source has its page, titled with its first heading; every link and
+-- image of every page reaches a file of the site, and an anchor that exists
+-- in it; no page links to a .md file. One line per problem on stderr and exit
+-- 1, else one line on stdout saying what was written: pages, chapters,
+-- appendices, solutions and figures. (tests/site_test.mjs checks the same
+-- pages in a browser.)
+local site = arg[1]
+local count = { chapters = 0, appendices = 0, solutions = 0 }
+local problems = 0
+local function say(fmt, ...)
+  io.stderr:write("check-html: " .. fmt:format(...) .. "\n")
+  problems = problems + 1
+end
+local function read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+local pages = {}            -- file -> { ids = set, text }
+for i = 2, #arg do
+  local src = arg[i]
+  local file = src == "book.md" and "index.html"
+    or src:match("^chapters/(.*)%.md$") and src:match("^chapters/(.*)%.md$") .. ".html"
+    or "solutions-" .. src:match("^solutions/(.*)%.md$") .. ".html"
+  if src:match("^chapters/%u%-") then count.appendices = count.appendices + 1
+  elseif src:match("^chapters/") then count.chapters = count.chapters + 1
+  elseif src:match("^solutions/") then count.solutions = count.solutions + 1 end
+  local text = read(site .. "/" .. file)
+  if not text then
+    say("%s: no page %s/%s", src, site, file)
+  else
+    local ids = {}
+    for id in text:gmatch('%sid="([^"]+)"') do ids[id] = true end
+    pages[file] = { ids = ids, text = text, src = src }
+    local title = (read(src) or ""):match("^#%s+([^\n]+)")
+    if title and not text:find("<h1", 1, true) then say("%s: the page has no title (%s)", file, title) end
+  end
+end
+
+local figures = {}
+for file, page in pairs(pages) do
+  local targets = {}
+  for target in page.text:gmatch('%shref="([^"]*)"') do targets[#targets + 1] = target end
+  for target in page.text:gmatch('%ssrc="([^"]*)"') do targets[#targets + 1] = target end
+  for _, target in ipairs(targets) do
+    if not target:match("^%a[%w+.-]*:") then
+      local path, anchor = target:match("^([^#]*)#?(.*)$")
+      local to = path == "" and file or path
+      if to:match("%.md$") then
+        say("%s: a link to a Markdown file, %s", file, target)
+      elseif to:match("%.html$") then
+        if not pages[to] then say("%s: a link to a missing page, %s", file, target)
+        elseif anchor ~= "" and not pages[to].ids[anchor] then say("%s: a link to a missing anchor, %s", file, target) end
+      elseif not read(site .. "/" .. to) then
+        say("%s: a missing file, %s", file, target)
+      elseif to:match("^figures/") then
+        figures[to] = true
+      end
+    end
+  end
+end
+
+if problems > 0 then os.exit(1) end
+local nfigures = 0
+for _ in pairs(figures) do nfigures = nfigures + 1 end
+print(("%d pages: %d chapters, %d appendices, %d solution pages, %d figures"):format(
+  #arg - 1, count.chapters, count.appendices, count.solutions, nfigures))

@@ -1,0 +1,294 @@
+-- filter.lua: the pandoc filter behind one page of the web book (make html).
+--
+--   pandoc -f commonmark_x -t html5 --template tools/site/page.html \
+--          --lua-filter tools/site/filter.lua -M page=chapters/05-mha.md \
+--          -M pages=book.md -M pages=chapters/00-tensors.md ... chapters/05-mha.md
+--
+-- `pages` is every page of the site in reading order (book.md, the chapters,
+-- the appendices, the solutions); `page` is the one being written. The filter
+--   1. names each page's file: book.md is index.html, chapters/NN-name.md is
+--      NN-name.html, solutions/NN-name.md is solutions-NN-name.html;
+--   2. gives every heading GitHub's id (the chapters link to each other the way
+--      GitHub shows them) and rewrites every link to a book file, a section of
+--      one, or a figure, to the site's file;
+--   3. draws each tangled code block (file= or chunk=, see tangle/tangle.lua)
+--      as a literate chunk: its name set apart, every <<reference>> a link to
+--      the chunk's first block, and under it the blocks that use it, its
+--      continuations and the file it ends up in, as noweb and CWEB print them;
+--   4. fills the template's navigation: the chapters with this one marked,
+--      previous and next.
+-- The chunk index comes from tangle/tangle.lua's own parser, run on every
+-- chapter, so the site cannot disagree with what is compiled.
+
+local tangle = dofile("tangle/tangle.lua")
+
+local pages = {}          -- { path, file, title } in reading order
+local here                -- the page being written (an entry of pages)
+local by_path = {}        -- "chapters/05-mha.md" -> its entry
+
+-- GitHub's heading slug: lower case, punctuation dropped, spaces to hyphens.
+local function slug(text)
+  return (text:lower():gsub("[^%w%s%-_]", ""):gsub("%s", "-"))
+end
+
+local function site_file(path)
+  if path == "book.md" then return "index.html" end
+  local dir, base = path:match("^(%w+)/([%w%-_]+)%.md$")
+  if dir == "chapters" then return base .. ".html" end
+  if dir == "solutions" then return "solutions-" .. base .. ".html" end
+end
+
+local function read(path)
+  local f = assert(io.open(path, "r"))
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+local function escape(s)
+  return (s:gsub("&", "&amp;"):gsub("<", "&lt;"):gsub(">", "&gt;"):gsub('"', "&quot;"))
+end
+
+------------------------------------------------------------------------------
+-- The chunk index: every tangled block of the book, its id, who uses it
+------------------------------------------------------------------------------
+
+local blocks_of = {}      -- page path -> its tangled blocks, in order
+local first = {}          -- chunk or file name -> its first block
+local all_of = {}         -- name -> its blocks in book order
+local users = {}          -- name -> blocks whose code references it
+local files_of = {}       -- name -> { file path = true } it ends up in
+
+local function build_index()
+  for _, p in ipairs(pages) do
+    if p.path:match("^chapters/") then
+      local blocks = assert(tangle.parse(p.path, read(p.path)))
+      blocks_of[p.path] = blocks
+      for _, b in ipairs(blocks) do
+        b.page = p
+        all_of[b.name] = all_of[b.name] or {}
+        table.insert(all_of[b.name], b)
+        b.index = #all_of[b.name]
+        b.id = (b.kind == "file" and "file-" or "chunk-") .. slug(b.name) .. (b.index > 1 and "-" .. b.index or "")
+        first[b.name] = first[b.name] or b
+        b.refs = {}
+        for i = 2, #b.lines do
+          local ref = b.lines[i]:match("^%s*<<(.-)>>%s*$")
+          if ref then
+            b.refs[#b.refs + 1] = ref
+            users[ref] = users[ref] or {}
+            table.insert(users[ref], b)
+          end
+        end
+      end
+    end
+  end
+  -- the files each chunk ends up in: walk down from every file block
+  local function walk(name, file, seen)
+    if seen[name] then return end
+    seen[name] = true
+    files_of[name] = files_of[name] or {}
+    files_of[name][file] = true
+    for _, b in ipairs(all_of[name] or {}) do
+      for _, ref in ipairs(b.refs) do walk(ref, file, seen) end
+    end
+  end
+  for name, list in pairs(all_of) do
+    if list[1].kind == "file" then walk(name, name, {}) end
+  end
+end
+
+local function href(block)
+  return (block.page == here and "" or block.page.file) .. "#" .. block.id
+end
+
+------------------------------------------------------------------------------
+-- Drawing a chunk: a little C highlighting, links for references
+------------------------------------------------------------------------------
+
+local KEYWORDS = {}
+for w in ([[auto break case char const continue default do double else enum extern float for
+  goto if inline int long register restrict return short signed sizeof static struct switch
+  typedef union unsigned void volatile while _Bool _Noreturn bool size_t uint64_t uint32_t
+  int64_t uint8_t]]):gmatch("%S+") do KEYWORDS[w] = true end
+
+-- One line of C as HTML: comments, strings, preprocessor lines and keywords in spans.
+local function highlight(line)
+  if line:match("^%s*#") then return '<span class="pp">' .. escape(line) .. "</span>" end
+  local out, i, n = {}, 1, #line
+  while i <= n do
+    local c = line:sub(i, i)
+    if line:sub(i, i + 1) == "//" then
+      out[#out + 1] = '<span class="co">' .. escape(line:sub(i)) .. "</span>"
+      break
+    elseif line:sub(i, i + 1) == "/*" then
+      local j = line:find("*/", i + 2, true) or n - 1
+      out[#out + 1] = '<span class="co">' .. escape(line:sub(i, j + 1)) .. "</span>"
+      i = j + 2
+    elseif c == '"' or c == "'" then
+      local j = i + 1
+      while j <= n and line:sub(j, j) ~= c do j = j + (line:sub(j, j) == "\\" and 2 or 1) end
+      out[#out + 1] = '<span class="st">' .. escape(line:sub(i, j)) .. "</span>"
+      i = j + 1
+    elseif c:match("[%a_]") then
+      local word = line:match("^[%w_]+", i)
+      out[#out + 1] = KEYWORDS[word] and '<span class="kw">' .. word .. "</span>" or word
+      i = i + #word
+    else
+      out[#out + 1] = escape(c)
+      i = i + 1
+    end
+  end
+  return table.concat(out)
+end
+
+local function chunk_link(name, text)
+  local b = first[name]
+  if not b then return escape(text) end
+  return '<a class="ref" href="' .. href(b) .. '">' .. escape(text) .. "</a>"
+end
+
+-- "where" a block is, for the lists under a chunk: its chunk name, and its
+-- page when that is another page.
+local function where(b)
+  local text = "⟨" .. escape(b.name) .. "⟩"
+  if b.index > 1 then text = text .. " " .. b.index end
+  if b.page ~= here then text = text .. ' <span class="page">(' .. escape(b.page.short) .. ")</span>" end
+  return '<a href="' .. href(b) .. '">' .. text .. "</a>"
+end
+
+local function list(items)
+  local parts = {}
+  for _, b in ipairs(items) do parts[#parts + 1] = where(b) end
+  return table.concat(parts, ", ")
+end
+
+local function render_chunk(b)
+  local head = b.kind == "file"
+    and '<span class="chunk-file">' .. escape(b.name) .. "</span>"
+    or '<span class="chunk-name">⟨' .. escape(b.name) .. "⟩</span>"
+  local op = b.append and "+≡" or "≡"
+  local code = {}
+  for i = 2, #b.lines do
+    local line = b.lines[i]
+    local indent, ref = line:match("^(%s*)<<(.-)>>%s*$")
+    if ref then
+      code[#code + 1] = indent .. '<span class="chunk-ref">' .. chunk_link(ref, "⟨" .. ref .. "⟩") .. "</span>"
+    else
+      code[#code + 1] = highlight(line)
+    end
+  end
+  local notes = {}
+  local all = all_of[b.name]
+  if b.index == 1 and #all > 1 then
+    local rest = {}
+    for k = 2, #all do rest[#rest + 1] = all[k] end
+    notes[#notes + 1] = "Continued in " .. list(rest) .. "."
+  elseif b.index > 1 then
+    notes[#notes + 1] = "Continues " .. where(all[1]) .. "."
+  end
+  if b.index == 1 and users[b.name] then notes[#notes + 1] = "Used in " .. list(users[b.name]) .. "." end
+  if b.index == 1 and b.kind == "chunk" and files_of[b.name] then
+    local fs = {}
+    for f in pairs(files_of[b.name]) do fs[#fs + 1] = f end
+    table.sort(fs)
+    for k, f in ipairs(fs) do fs[k] = '<a href="' .. href(first[f]) .. '"><code>build/' .. escape(f) .. "</code></a>" end
+    notes[#notes + 1] = "In " .. table.concat(fs, ", ") .. "."
+  end
+  return table.concat({
+    '<div class="chunk" id="' .. b.id .. '">',
+    '<div class="chunk-head"><a class="chunk-anchor" href="#' .. b.id .. '">' .. head .. "</a> " .. op .. "</div>",
+    '<pre class="chunk-code"><code>' .. table.concat(code, "\n") .. "</code></pre>",
+    #notes > 0 and '<div class="chunk-notes">' .. table.concat(notes, " ") .. "</div>" or "",
+    "</div>" }, "\n")
+end
+
+------------------------------------------------------------------------------
+-- Links
+------------------------------------------------------------------------------
+
+-- A link target in this page's file (its folder: chapters/ or solutions/, or
+-- the top for book.md) -> the site's.
+local function new_target(target)
+  if target:match("^%a[%w+.-]*:") or target:match("^#") then return nil end
+  local path, section = target:match("^([^#]*)(#?.*)$")
+  local dir = here.path:match("^(.*)/") or "."
+  local full = path
+  if dir ~= "." then full = dir .. "/" .. path end
+  full = full:gsub("[^/]+/%.%./", ""):gsub("^%./", "")
+  if full:match("^figures/") then return full end
+  if full == "solutions/" or full == "solutions" then           -- the folder: its first page
+    for _, p in ipairs(pages) do if p.path:match("^solutions/") then return p.file end end
+  end
+  local file = site_file(full)
+  if file then return file .. section end
+end
+
+------------------------------------------------------------------------------
+-- The filter
+------------------------------------------------------------------------------
+
+local tangled_seen = 0
+
+local function Meta(meta)
+  local list = meta.pages
+  if list.t ~= "MetaList" and type(list) ~= "table" then list = { list } end
+  for _, item in ipairs(list) do
+    local path = pandoc.utils.stringify(item)
+    local title = read(path):match("^#%s+([^\n]+)") or path
+    local entry = { path = path, file = site_file(path), title = title }
+    entry.short = path == "book.md" and "front page"
+      or path:match("^solutions/") and "solutions to " .. (title:match("^Solutions?[^:]*: (.*)") or title)
+      or title:match("^([%w.]+%.)") and "chapter " .. title:match("^([%w]+)%.") or title
+    if path:match("^chapters/%u%-") then entry.short = "Appendix " .. path:match("^chapters/(%u)") end
+    pages[#pages + 1] = entry
+    by_path[path] = entry
+  end
+  here = by_path[pandoc.utils.stringify(meta.page)]
+  build_index()
+  -- navigation: chapters and appendices (the solutions are linked from their chapters)
+  local nav, index = {}, 0
+  for k, p in ipairs(pages) do
+    if p == here then index = k end
+    if p.path:match("^chapters/") then
+      nav[#nav + 1] = pandoc.MetaMap({ href = p.file, title = p.title, current = p == here or nil })
+    end
+  end
+  meta.nav = pandoc.MetaList(nav)
+  meta.front = here.path == "book.md" or nil
+  local prev, next = pages[index - 1], pages[index + 1]
+  if prev then meta.prev = pandoc.MetaMap({ href = prev.file, title = prev.title }) end
+  if next then meta.next = pandoc.MetaMap({ href = next.file, title = next.title }) end
+  meta.pagetitle = here.title .. (here.path == "book.md" and "" or " · Attention by Hand")
+  return meta
+end
+
+local function Header(h)
+  if h.identifier == "" or true then h.identifier = slug(pandoc.utils.stringify(h.content)) end
+  return h
+end
+
+local function Link(l)
+  local t = new_target(l.target)
+  if t then l.target = t end
+  return l
+end
+
+local function Image(img)
+  local t = new_target(img.src)
+  if t then img.src = t end
+  return img
+end
+
+local function CodeBlock(cb)
+  if not (cb.attributes.file or cb.attributes.chunk) then return nil end
+  tangled_seen = tangled_seen + 1
+  local b = (blocks_of[here.path] or {})[tangled_seen]
+  if not b then return nil end
+  return pandoc.RawBlock("html", render_chunk(b))
+end
+
+return {
+  { Meta = Meta },
+  { Header = Header, Link = Link, Image = Image, CodeBlock = CodeBlock },
+}
