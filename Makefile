@@ -42,6 +42,8 @@ SITE_TOOLS   := tools/site/filter.lua tools/site/page.html tangle/tangle.lua
 SITE_PANDOC   = $(PANDOC) -f commonmark_x -t html5 --template tools/site/page.html --toc --toc-depth=2 \
                 --mathml --highlight-style=tango --lua-filter tools/site/filter.lua $(SITE_SOURCES:%=-M pages=%)
 CHROMIUM     ?= chromium
+# With chromium and node here, make test checks the site and the PDF in a browser.
+BROWSER       = $(if $(HANDOUT),,$(and $(shell command -v $(CHROMIUM)),$(shell command -v node)))
 # Tests that are scripts: the tangler, handouts, the chapters' shell sessions,
 # every program's --help and flags, the grading and summary tools, PyTorch.
 SCRIPT_TESTS := tests/tangle_test.lua tests/handout_test.lua tests/tools_test.lua tests/transcripts_test.lua tests/figures_test.lua tests/cli_test.lua tests/pytorch_check.sh
@@ -76,7 +78,7 @@ FIGURES        :=
 include $(sort $(wildcard mk/*.mk))
 # How the book reads (tools/stats.lua): a student's handout (mk/handout.mk sets
 # HANDOUT) is not held to it, since its stubs change the counts.
-SCRIPT_TESTS += $(if $(HANDOUT),,tests/reading_test.lua)
+SCRIPT_TESTS += $(if $(HANDOUT),,tests/reading_test.lua tests/site_test.sh)
 
 # Tests of compiled code: tests/test_NAME.c -> $(TESTBIN)/NAME. tensor, stress
 # and fuzz are not tied to one program; the others test one program each.
@@ -146,7 +148,7 @@ run: $(PROGRAMS:%=$(OUT)/run/%.txt)
 figures: $(FIGURES)
 
 ## Run the TAP suite through prove (make test MODE=debug: under ASan and UBSan).
-test: tools programs $(TEST_BINS)
+test: tools programs $(TEST_BINS) $(if $(BROWSER),html pdf node_modules/.package-lock.json)
 	$(call say,PROVE,$(TESTBIN) tests)
 	$(Q)$(PROVE) --norc -e '' $(TEST_BINS) $(SCRIPT_TESTS)
 
@@ -270,6 +272,11 @@ $(SITE)/book.css: tools/site/book.css
 	$(Q)mkdir -p $(@D) && cp $< $@
 $(SITE)/figures/%.svg: $(if $(HANDOUT),,figures/%.svg)
 	$(Q)mkdir -p $(@D) && cp figures/$*.svg $@
+
+# The browser test's driver, pinned by package-lock.json; it downloads no browser.
+node_modules/.package-lock.json: package.json package-lock.json
+	$(call say,NPM,ci: playwright-core from package-lock.json)
+	$(Q)npm ci --no-audit --no-fund --loglevel=error
 
 # The paper book: every source on one page (tools/book-links.lua turns the links
 # between files into links within it), figures embedded, checked by check-html.sh,

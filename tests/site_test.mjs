@@ -9,11 +9,14 @@
 // at 1280 px (100 columns must); an image that did not load; a link to a
 // missing page or anchor; a console error; a <math> element drawn with no
 // size; a page over 1 MB. It writes a screenshot of the top of every page at
-// both widths to build/site-shots/ for a person to look at.
+// both widths to build/site-shots/ for a person to look at. Then the PDF that
+// `make pdf` writes: a page per source at least, every page at most A4 or
+// Letter, and every chapter's title in its text (pdfinfo, pdftotext).
 import { chromium } from "playwright-core";
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { execFileSync } from "node:child_process";
 
 const site = path.resolve(process.argv[2] || "build/site");
 const shots = path.resolve("build/site-shots");
@@ -105,6 +108,26 @@ for (const file of pages) {
   ok(bad.length === 0, `${file}: every link reaches its page and anchor`, bad.join("\n"));
   const bytes = fs.statSync(path.join(site, file)).size;
   ok(bytes <= 1 << 20, `${file}: at most 1 MB (${bytes} bytes)`);
+}
+// the paper book: every source's title in its text, every page at most A4 or Letter
+const pdf = path.resolve("build/book.pdf");
+if (!fs.existsSync(pdf)) {
+  count++;
+  console.log(`ok ${count} # SKIP no build/book.pdf: run make pdf`);
+} else {
+  const info = execFileSync("pdfinfo", ["-l", "100000", pdf], { encoding: "utf8" });
+  const pages = Number(info.match(/^Pages:\s+(\d+)/m)[1]);
+  const sources = ["book.md", ...fs.readdirSync("chapters").sort().map((f) => `chapters/${f}`),
+                   ...fs.readdirSync("solutions").sort().map((f) => `solutions/${f}`)].filter((f) => f.endsWith(".md"));
+  ok(pages >= sources.length, `build/book.pdf has ${pages} pages, at least one per source (${sources.length})`);
+  const sizes = [...info.matchAll(/^Page\s+(\d+) size:\s+([\d.]+) x ([\d.]+)/gm)];
+  const wide = sizes.filter((m) => Number(m[2]) > 612.5 || Number(m[3]) > 842.5).map((m) => `page ${m[1]}: ${m[2]} x ${m[3]} pt`);
+  ok(sizes.length === pages && wide.length === 0, "build/book.pdf: every page at most A4 or Letter", wide.join("\n"));
+  const words = (t) => t.replace(/[`*_]/g, "").replace(/\s+/g, " ").trim();
+  const text = words(execFileSync("pdftotext", ["-layout", pdf, "-"], { encoding: "utf8", maxBuffer: 1 << 28 }));
+  const missing = sources.map((f) => fs.readFileSync(f, "utf8").match(/^#\s+(.+)$/m)?.[1])
+    .filter((title) => title && !text.includes(words(title)));
+  ok(missing.length === 0, "build/book.pdf: every chapter's, appendix's and solution file's title is in its text", missing.join("\n"));
 }
 console.log(`1..${count}`);
 process.exit(failed ? 1 : 0);
