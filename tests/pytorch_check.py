@@ -94,7 +94,7 @@ def run_example(program, name, make_net, inputs, flags, root):
     """--example NAME: the program sets every number by hand and dumps them; PyTorch
     loads the dumped weights and inputs and must give the dumped out and attn."""
     out = os.path.join(root, f"{program}-example-{name}")
-    what = f"{program} --example {name}"
+    what = " ".join([program, "--example", name, *flags])
     r = subprocess.run([*WRAP, os.path.join(BIN, program), "--example", name, "--dump", out, "--quiet", *flags],
                        capture_output=True, text=True)
     stub = re.findall(r"not implemented yet: (Exercise [\d.]*\d)", r.stderr)
