@@ -711,12 +711,12 @@ static void test_by_hand(const char *tmp) {
     int sc = run("selfatt_v3", ARGS("--example", "same-word", "--causal", "--quiet", "--dump", dc));
     int sp = run("selfatt_v3", ARGS("--example", "padded", "--quiet", "--dump", dp));
     ok(sc == 0 && sp == 0, "--example same-word --causal and --example padded run and dump their cases");
-    if (sc != 0 || sp != 0) return;
+    /* a run a stub stopped wrote nothing: every test below then fails by its own name */
 
     /* causal: row t sees keys 0..t, and finds the copies of its word among them */
-    Tensor x = load_npy(dc, "X"), att = load_npy(dc, "attn");                 /* (1, T, 16), (1, T, T) */
-    int T = x.shape[1], above = 0;
-    double worst_on = 1;
+    Tensor x = load_written(dc, "X"), att = load_written(dc, "attn");         /* (1, T, 16), (1, T, T) */
+    int T = sc == 0 && x.ndim == 3 ? x.shape[1] : 0, above = 0;
+    double worst_on = T > 0;
     for (int t = 0; t < T; t++) {
         double on = 0;
         for (int s = 0; s < T; s++) {
@@ -728,13 +728,14 @@ static void test_by_hand(const char *tmp) {
     ok(worst_on >= 0.95, "causal same-word: every row puts at least 0.95 on the earlier-or-same keys of its word (%.4f)",
        worst_on);
     ok(T == 8 && above == 0, "causal same-word: every weight above the diagonal is exactly 0");
-    ok(att.data[0] == 1.0f, "causal same-word: the first 'the' sees only itself, with weight exactly 1");
+    ok(T > 0 && att.data[0] == 1.0f, "causal same-word: the first 'the' sees only itself, with weight exactly 1");
     tensor_free(&x); tensor_free(&att);
 
     /* padded: sequence 1 is sequence 0 with keys 5, 6, 7 hidden */
-    x = load_npy(dp, "X"), att = load_npy(dp, "attn");                       /* (2, T, 16), (2, T, T) */
+    x = load_written(dp, "X"), att = load_written(dp, "attn");               /* (2, T, 16), (2, T, T) */
+    T = sp == 0 && att.size == 2L * 8 * 8 ? 8 : 0;
     int hidden = 0, worst_row = -1;
-    double worst = 0;
+    double worst = T > 0 ? 0 : 1;
     for (int t = 0; t < T; t++) {
         const float *r0 = att.data + t * T, *r1 = att.data + (T + t) * T;    /* b = 0, b = 1 */
         double share = 0;
@@ -744,14 +745,14 @@ static void test_by_hand(const char *tmp) {
             if (fabs(r1[s] - r0[s] / share) > worst) worst = fabs(r1[s] - r0[s] / share), worst_row = t;
         }
     }
-    ok(att.size == 2L * 8 * 8 && hidden == 0, "padded: every padding key (5, 6, 7 of sequence 1) gets exactly 0");
+    ok(T > 0 && hidden == 0, "padded: every padding key (5, 6, 7 of sequence 1) gets exactly 0");
     ok(worst <= 1e-6, "padded: each row of sequence 1 is sequence 0's row over keys 0..4, renormalised (%.2g, row %d)",
        worst, worst_row);
 
     /* sequence 0 has no padding: chapter 1's map, the very bits */
     int s1 = run("selfatt_v1", ARGS("--example", "same-word", "--quiet", "--dump", d1));
     Tensor a1 = load_written(d1, "attn");                                      /* (1, T, T) */
-    ok(s1 == 0 && a1.size == (long)T * T && !memcmp(a1.data, att.data, a1.size * sizeof(float)),
+    ok(s1 == 0 && T > 0 && a1.size == (long)T * T && !memcmp(a1.data, att.data, a1.size * sizeof(float)),
        "padded: sequence 0, unpadded, is selfatt_v1 --example same-word's map bit for bit");
     tensor_free(&a1); tensor_free(&x); tensor_free(&att);
 }
