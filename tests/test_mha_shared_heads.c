@@ -339,18 +339,9 @@ static void test_slices(const char *tmp) {
     if (status != 0) return;
     Tensor x = load_npy(dir, "query"), att = load_npy(dir, "attn");        // (1, T, 16), (1, 2, T, T)
     int T = x.shape[1];
-    double word_on = 1, word_spread = 0, self_on = 1;
-    for (int t = 0; t < T; t++) {
-        double on = 0, first = -1;
-        for (int s = 0; s < T; s++) {
-            if (memcmp(&x.data[t * SENTENCE_DIM], &x.data[s * SENTENCE_DIM], WORDS * sizeof(float))) continue;
-            on += att.data[t * T + s];
-            if (first < 0) first = att.data[t * T + s];
-            word_spread = fmax(word_spread, fabs(att.data[t * T + s] - first));
-        }
-        word_on = fmin(word_on, on);
-        self_on = fmin(self_on, att.data[(T + t) * T + t]);
-    }
+    double word_on, word_spread, self_on = 1;
+    same_word_share(&x, att.data, T, &word_on, &word_spread);           // head 0
+    for (int t = 0; t < T; t++) self_on = fmin(self_on, att.data[(T + t) * T + t]);   // head 1
     ok(att.shape[1] == 2 && T == sentence_length(SENTENCE), "slices: two heads over the sentence's %d words", T);
     ok(word_on >= 0.98 && word_spread <= 1e-6,
        "slices, head 0 (the word part): every row puts at least 0.98 on the keys of its word, equally (%.4f)", word_on);
