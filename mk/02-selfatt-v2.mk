@@ -4,7 +4,8 @@ FIGURES  += figures/selfatt_v2.svg
 $(TESTBIN)/selfatt_v2: $(SRC)/selfatt_v1.c
 
 figures/selfatt_v2.svg: $(BIN)/selfatt_v2
-figures/selfatt_v2.svg: FIG_RUN = selfatt_v2 --batch 1 --seq 6 --dim 8 --seed 3
+figures/selfatt_v2.svg: FIG_RUN = selfatt_v2 --example same-word
 figures/selfatt_v2.svg: FIG_PICK = 0
-figures/selfatt_v2.svg: FIG_HEADING = SelfAttV2 attention weights, one sequence (T = 6, D = 8)
-figures/selfatt_v2.svg: FIG_TITLES = selfatt_v2 --batch 1 --seq 6 --dim 8 --seed 3
+figures/selfatt_v2.svg: FIG_HEADING = SelfAttV2, chapter 1 weights stacked in proj.weight: each query looks for its own word
+figures/selfatt_v2.svg: FIG_TITLES = selfatt_v2 --example same-word
+figures/selfatt_v2.svg: FIG_WORDS = the|cat|saw|the|dog|saw|the|cat

@@ -6,16 +6,18 @@ FIGURES  += figures/selfatt_v3.svg figures/selfatt_v3_causal.svg figures/fill_va
 $(TESTBIN)/selfatt_v3: $(SRC)/selfatt_v2.c $(SRC)/fill_values.c
 
 figures/selfatt_v3.svg: $(BIN)/selfatt_v3
-figures/selfatt_v3.svg: FIG_RUN = selfatt_v3
+figures/selfatt_v3.svg: FIG_RUN = selfatt_v3 --example padded
 figures/selfatt_v3.svg: FIG_PICK =
-figures/selfatt_v3.svg: FIG_HEADING = SelfAttV3 on the padded batch of the notebook: B = 3, T = 4, D = 2
-figures/selfatt_v3.svg: FIG_TITLES = b = 0 (length 3)|b = 1 (length 2)|b = 2 (length 1)
+figures/selfatt_v3.svg: FIG_HEADING = SelfAttV3, the same-word head on a padded batch: hidden keys get 0, rows renormalise
+figures/selfatt_v3.svg: FIG_TITLES = b = 0: eight real words|b = 1: keys 5, 6, 7 are padding
+figures/selfatt_v3.svg: FIG_WORDS = the|cat|saw|the|dog|saw|the|cat
 
 figures/selfatt_v3_causal.svg: $(BIN)/selfatt_v3
-figures/selfatt_v3_causal.svg: FIG_RUN = selfatt_v3 --batch 1 --seq 6 --dim 8 --seed 3 --causal
+figures/selfatt_v3_causal.svg: FIG_RUN = selfatt_v3 --example same-word --causal
 figures/selfatt_v3_causal.svg: FIG_PICK = 0
-figures/selfatt_v3_causal.svg: FIG_HEADING = SelfAttV3 --causal: query t sees keys 0..t, and key 5 is padding
-figures/selfatt_v3_causal.svg: FIG_TITLES = selfatt_v3 --batch 1 --seq 6 --dim 8 --seed 3 --causal
+figures/selfatt_v3_causal.svg: FIG_HEADING = SelfAttV3 --causal, the same-word head: each word finds only its earlier copies
+figures/selfatt_v3_causal.svg: FIG_TITLES = selfatt_v3 --example same-word --causal
+figures/selfatt_v3_causal.svg: FIG_WORDS = the|cat|saw|the|dog|saw|the|cat
 
 figures/fill_values.svg: $(BIN)/fill_values
 figures/fill_values.svg: FIG_RUN = fill_values

@@ -6,14 +6,17 @@ EXTRA_PROGRAMS += kv_cache
 FIGURES  += figures/mqa.svg figures/gqa.svg
 $(TESTBIN)/mqa: $(SRC)/kv_cache.c
 
+# Both are cases set by hand on chapter 1's sentence, drawn 2 x 2 with its words.
 figures/mqa.svg: $(BIN)/mqa
-figures/mqa.svg: FIG_RUN = mqa --batch 1 --seq 8 --dim 16 --heads 4 --causal --seed 3
+figures/mqa.svg: FIG_RUN = mqa --example shared-key
 figures/mqa.svg: FIG_PICK = 0
-figures/mqa.svg: FIG_HEADING = MQA --causal: four query heads, one shared key/value head (T = 8, D = 16, hd = 4)
-figures/mqa.svg: FIG_TITLES = head 0|head 1|head 2|head 3
+figures/mqa.svg: FIG_HEADING = mqa --example shared-key: four query heads, one key holding places, k = (s, -s*s, 0, 0)
+figures/mqa.svg: FIG_TITLES = head 0, kv 0: the token before|head 1, kv 0: this token|head 2, kv 0: the first token|head 3, kv 0: its own word, not in the key
+figures/mqa.svg: FIG_WORDS = the|cat|saw|the|dog|saw|the|cat
 
 figures/gqa.svg: $(BIN)/gqa
-figures/gqa.svg: FIG_RUN = gqa --batch 1 --seq 8 --dim 16 --heads 4 --kv-heads 2 --causal --seed 3
+figures/gqa.svg: FIG_RUN = gqa --example two-groups
 figures/gqa.svg: FIG_PICK = 0
-figures/gqa.svg: FIG_HEADING = GQA --causal: four query heads on two key/value heads (T = 8, D = 16, hd = 4)
-figures/gqa.svg: FIG_TITLES = head 0 (kv head 0)|head 1 (kv head 0)|head 2 (kv head 1)|head 3 (kv head 1)
+figures/gqa.svg: FIG_HEADING = gqa --example two-groups: kv head 0 holds places, kv head 1 holds words
+figures/gqa.svg: FIG_TITLES = head 0, kv 0: the token before|head 1, kv 0: the first token|head 2, kv 1: its own word|head 3, kv 1: the nouns (cat, dog)
+figures/gqa.svg: FIG_WORDS = the|cat|saw|the|dog|saw|the|cat

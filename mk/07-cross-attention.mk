@@ -4,7 +4,9 @@ PROGRAMS += cross_attention
 FIGURES  += figures/cross_attention.svg
 
 figures/cross_attention.svg: $(BIN)/cross_attention
-figures/cross_attention.svg: FIG_RUN = cross_attention --batch 1 --seq 4 --kv-seq 7 --dim 16 --heads 4 --seed 7
+figures/cross_attention.svg: FIG_RUN = cross_attention --example align
 figures/cross_attention.svg: FIG_PICK = 0
-figures/cross_attention.svg: FIG_HEADING = CrossAttention: T = 4 queries over S = 7 keys, one map per head (key 6 is source padding)
-figures/cross_attention.svg: FIG_TITLES = head 0|head 1|head 2|head 3
+figures/cross_attention.svg: FIG_HEADING = CrossAttention by hand: the target “a dog saw the cat” reads the source “the cat saw a dog”
+figures/cross_attention.svg: FIG_TITLES = head 0: find the same word|head 1: read backwards, key 4 - t
+figures/cross_attention.svg: FIG_QWORDS = a|dog|saw|the|cat
+figures/cross_attention.svg: FIG_WORDS = the|cat|saw|a|dog|pad

@@ -2,20 +2,38 @@
 PROGRAMS += mha_qkv mha_shared_heads mhsa_relu
 # scale_study: a small program behind the sqrt(d) figure, tested by test_mhsa_relu.c
 EXTRA_PROGRAMS += scale_study
-FIGURES  += figures/mha_qkv.svg figures/mhsa_relu_causal.svg figures/scale_study.svg
+FIGURES  += figures/mha_qkv.svg figures/mha_shared_heads.svg figures/mhsa_relu_causal.svg figures/scale_study.svg
 $(TESTBIN)/mhsa_relu: $(SRC)/scale_study.c
 
 figures/mha_qkv.svg: $(BIN)/mha_qkv
-figures/mha_qkv.svg: FIG_RUN = mha_qkv
+figures/mha_qkv.svg: FIG_RUN = mha_qkv --example find-words
 figures/mha_qkv.svg: FIG_PICK = 0
-figures/mha_qkv.svg: FIG_HEADING = mha_qkv: four queries against six keys (T = 4, S = 6, D = 8, H = 2)
-figures/mha_qkv.svg: FIG_TITLES = head 0|head 1
+figures/mha_qkv.svg: FIG_HEADING = mha_qkv: four query words against the sentence (T = 4, S = 8), two heads
+figures/mha_qkv.svg: FIG_TITLES = head 0: its own word|head 1: the word saw
+figures/mha_qkv.svg: FIG_WORDS = the|cat|saw|the|dog|saw|the|cat
+figures/mha_qkv.svg: FIG_QWORDS = the|dog|saw|a
 
-figures/mhsa_relu_causal.svg: $(BIN)/mhsa_relu
-figures/mhsa_relu_causal.svg: FIG_RUN = mhsa_relu --batch 1 --seq 6 --dim 64 --heads 2 --causal
-figures/mhsa_relu_causal.svg: FIG_PICK = 0
-figures/mhsa_relu_causal.svg: FIG_HEADING = mhsa_relu --causal, no scale: T = 6, D = 64, two heads of 32
-figures/mhsa_relu_causal.svg: FIG_TITLES = head 0|head 1
+figures/mha_shared_heads.svg: $(BIN)/mha_shared_heads
+figures/mha_shared_heads.svg: FIG_RUN = mha_shared_heads --example slices
+figures/mha_shared_heads.svg: FIG_PICK = 0
+figures/mha_shared_heads.svg: FIG_HEADING = mha_shared_heads: one matrix, queries.weight = 24 I, for both heads
+figures/mha_shared_heads.svg: FIG_TITLES = head 0 sees the word part|head 1 sees the position part
+figures/mha_shared_heads.svg: FIG_WORDS = the|cat|saw|the|dog|saw|the|cat
+
+# The scale set by hand: the same masked head twice, wq as set and wq / 4, side by
+# side; two runs' maps concatenated (npy2dat's blocks: two blank lines between).
+RELU_FIG := $(OUT)/fig/mhsa_relu_causal
+figures/mhsa_relu_causal.svg: $(BIN)/mhsa_relu $(BIN)/npy2dat tools/heatmap.gp | tools
+	$(call say,PLOT,$@)
+	$(Q)rm -rf $(RELU_FIG) && mkdir -p $(RELU_FIG)
+	$(Q)$(BIN)/mhsa_relu --example recent-words --quiet --dump $(RELU_FIG)/raw
+	$(Q)$(BIN)/mhsa_relu --example recent-words-scaled --quiet --dump $(RELU_FIG)/scaled
+	$(Q){ $(BIN)/npy2dat $(RELU_FIG)/raw/attn.npy 0 0; printf '\n\n'; \
+	      $(BIN)/npy2dat $(RELU_FIG)/scaled/attn.npy 0 0; } > $(RELU_FIG).dat
+	$(Q)$(GNUPLOT) -e "data='$(RELU_FIG).dat'; out='$@.tmp'; xwords='the|cat|saw|the|dog|saw|the|cat'; \
+	    heading='mhsa_relu, masked: the query of t is 12 at t-1 and 6 at t-2'; \
+	    titles='--example recent-words (no scale)|--example recent-words-scaled (wq / 4)'" tools/heatmap.gp
+	$(Q)mv $@.tmp $@
 
 # The sqrt(d) figure is a line plot, not a heatmap: its own rule and script.
 figures/scale_study.svg: $(BIN)/scale_study $(BIN)/npy2dat tools/scale_study.gp | tools

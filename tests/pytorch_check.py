@@ -58,6 +58,20 @@ def max_error(got, want):
     return float(np.nan_to_num(diff, nan=np.inf).max(initial=0.0))
 
 
+def run_program(command, what):
+    """Run one program; None, after reporting why, unless it ran to the end."""
+    r = subprocess.run([*WRAP, *command], capture_output=True, text=True)
+    stub = re.findall(r"not implemented yet: (Exercise [\d.]*\d)", r.stderr)
+    if r.returncode == 3 and stub:
+        # a student handout: the program's exercise is not written yet
+        skip(f"{what}: needs {stub[-1]}, not implemented yet")
+        return None
+    if r.returncode != 0:
+        ok(False, f"{what}: the program runs", r.stderr.strip())
+        return None
+    return r
+
+
 def run_case(program, index, description, net, inputs, flags, root):
     net.eval()
     case = os.path.join(root, f"{program}-{index}-in")
@@ -67,16 +81,8 @@ def run_case(program, index, description, net, inputs, flags, root):
         np.save(os.path.join(case, key + ".npy"), t.numpy())
     for name, t in inputs.items():
         np.save(os.path.join(case, name + ".npy"), t.numpy())
-    command = [*WRAP, os.path.join(BIN, program), "--load", case, "--dump", out, "--quiet", *flags]
     what = " ".join([program, *flags]) + ": " + description
-    r = subprocess.run(command, capture_output=True, text=True)
-    stub = re.findall(r"not implemented yet: (Exercise [\d.]*\d)", r.stderr)
-    if r.returncode == 3 and stub:
-        # a student handout: the program's exercise is not written yet
-        skip(f"{what}: needs {stub[-1]}, not implemented yet")
-        return
-    if r.returncode != 0:
-        ok(False, f"{what}: the program runs", r.stderr.strip())
+    if not run_program([os.path.join(BIN, program), "--load", case, "--dump", out, "--quiet", *flags], what):
         return
     with torch.no_grad():
         want_out, want_att = net(**inputs)
@@ -94,15 +100,8 @@ def run_example(program, name, make_net, inputs, flags, root):
     """--example NAME: the program sets every number by hand and dumps them; PyTorch
     loads the dumped weights and inputs and must give the dumped out and attn."""
     out = os.path.join(root, f"{program}-example-{name}")
-    what = f"{program} --example {name}"
-    r = subprocess.run([*WRAP, os.path.join(BIN, program), "--example", name, "--dump", out, "--quiet", *flags],
-                       capture_output=True, text=True)
-    stub = re.findall(r"not implemented yet: (Exercise [\d.]*\d)", r.stderr)
-    if r.returncode == 3 and stub:
-        skip(f"{what}: needs {stub[-1]}, not implemented yet")
-        return
-    if r.returncode != 0:
-        ok(False, f"{what}: the program runs", r.stderr.strip())
+    what = " ".join([program, "--example", name, *flags])
+    if not run_program([os.path.join(BIN, program), "--example", name, "--dump", out, "--quiet", *flags], what):
         return
     net = make_net()
     net.eval()

@@ -27,6 +27,9 @@
  *                                  reads, as float), e.g. to rename a dump's files
  *                                  for another program's --load
  *   load_written(dir, name)        DIR/NAME.npy, or an empty Tensor if no run wrote it
+ *   same_word_share(x, att, T, &on, &spread)
+ *                                  a map over chapter 1's sentence: the least share of
+ *                                  a row on the keys of its own word, and their spread
  *   STUDENT(call)                  a call into a chapter's code that a student
  *                                  writes (a forward pass): if it reaches a
  *                                  stub, the stub is noted (tap.h) and the test
@@ -42,6 +45,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,6 +268,23 @@ RUN_FN Tensor load_written(const char *dir, const char *name) {
     snprintf(path, sizeof path, "%s/%s.npy", dir, name);
     npy_try_load(path, NPY_MASK, &t);
     return t;
+}
+
+/* For a map att (T, T) over a sentence x (T, 16) of chapter 1's: the least
+ * weight any row puts on the keys holding its own word (*on), and the largest
+ * difference between two of those keys in one row (*spread). */
+RUN_FN void same_word_share(const Tensor *x, const float *att, int T, double *on, double *spread) {
+    *on = T > 0, *spread = 0;
+    for (int t = 0; t < T; t++) {
+        double row = 0, first = -1;
+        for (int s = 0; s < T; s++) {
+            if (memcmp(&x->data[t * SENTENCE_DIM], &x->data[s * SENTENCE_DIM], WORDS * sizeof(float))) continue;
+            row += att[t * T + s];
+            if (first < 0) first = att[t * T + s];
+            *spread = fmax(*spread, fabs(att[t * T + s] - first));
+        }
+        *on = fmin(*on, row);
+    }
 }
 
 /* FROM_DIR/FROM.npy copied to TO_DIR/TO.npy (TO_DIR is created if missing). */

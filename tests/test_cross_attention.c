@@ -160,7 +160,7 @@ static void check(const char *what, const Case *c, const Tensor *mask) {
 static void test_against_reference(void) {
     struct { int B, H, T, S, D; const char *what; } cases[] = {
         { 2, 2, 3, 5, 8, "the default (B, H, T, S, D) = (2, 2, 3, 5, 8), source padding" },
-        { 1, 4, 4, 7, 16, "the figure's (1, 4, 4, 7, 16)" },
+        { 1, 4, 4, 7, 16, "four heads over seven keys: (1, 4, 4, 7, 16)" },
         { 3, 8, 4, 6, 16, "the seed's shapes, narrower: (3, 8, 4, 6, 16)" },
         { 2, 3, 6, 2, 12, "more queries than keys: (2, 3, 6, 2, 12)" },
         { 2, 8, 1, 9, 8, "one query, hd = 1: (2, 8, 1, 9, 8)" },
@@ -483,6 +483,67 @@ static void test_is_mha(const char *tmp) {
     }
 }
 
+/* The partner of target word t in --example align: in head 0 the source key
+ * that holds t's word (found from the dumped Q and K, -1 if none or several),
+ * in head 1 the key n - 1 - t, n the source's real positions. */
+static int align_partner(const Tensor *q, const Tensor *k, int head, int t, int n) {
+    if (head == 1) return n - 1 - t;
+    int found = -1;
+    for (int s = 0; s < n; s++)
+        if (!memcmp(&q->data[t * SENTENCE_DIM], &k->data[s * SENTENCE_DIM], WORDS * sizeof(float)))
+            found = found < 0 ? s : -2;
+    return found < 0 ? -1 : found;
+}
+
+/* --example align, the chapter's figure, run as a reader runs it: in both heads
+ * each target word puts at least 0.9 on its partner in the source and the
+ * partners form a permutation of the source's words; the padding key gets 0. */
+static void test_align(const char *tmp) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/align", tmp);
+    int status = run("cross_attention", ARGS("--example", "align", "--quiet", "--dump", dir));
+    ok(status == 0, "--example align runs and dumps its case");
+    /* a run a stub stopped wrote nothing: every test below then fails by its own name */
+    Tensor q = load_written(dir, "Q"), k = load_written(dir, "K"), v = load_written(dir, "V");  // (1, T, 16), (1, S, 16)
+    Tensor mask = load_written(dir, "attention_mask"), att = load_written(dir, "attn"), out = load_written(dir, "out");
+    int T = status == 0 ? q.shape[1] : 0, S = status == 0 ? k.shape[1] : 0, n = 0;
+    for (int s = 0; s < S; s++) n += mask.data[s] != 0.0f;
+    int sizes = att.ndim == 4 && att.shape[1] == 2 && att.shape[2] == T && att.shape[3] == S && T == n &&
+                S == n + 1 && mask.data[S - 1] == 0.0f && q.shape[2] == SENTENCE_DIM && v.size == k.size &&
+                !memcmp(v.data, k.data, sizeof(float) * (size_t)k.size);
+    for (int d = 0; sizes && d < SENTENCE_DIM; d++) sizes &= k.data[n * SENTENCE_DIM + d] == 0.0f;
+    ok(sizes, "align: two heads, T = 5 target words over S = 6 keys, V = K, key 5 is zeros and masked (%d, %d)", T, S);
+    if (!sizes) T = 0;
+    for (int h = 0; h < 2; h++) {
+        double worst = T > 0, pad = 0;
+        int used[PLACES] = {0}, permutation = T > 0;
+        for (int t = 0; t < T; t++) {
+            const float *row = &att.data[(h * T + t) * S];
+            int p = align_partner(&q, &k, h, t, n), best = 0;
+            for (int s = 1; s < S; s++) if (row[s] > row[best]) best = s;
+            worst = p < 0 ? 0 : fmin(worst, row[p]);
+            permutation &= best < n && !used[best]++;
+            pad = fmax(pad, row[S - 1]);
+        }
+        ok(worst >= 0.9, "align, head %d: every target word puts at least 0.9 on its partner (%s) (%.4f)", h,
+           h == 0 ? "the source key of the same word" : "source key n - 1 - t", worst);
+        ok(permutation, "align, head %d: the rows' argmaxes are distinct real keys, a permutation of the source", h);
+        ok(T > 0 && pad == 0.0f, "align, head %d: the padding key gets exactly 0 in every row", h);
+    }
+    int carried = T > 0;                          /* head 0 returns where, head 1 returns what */
+    for (int t = 0; t < T; t++) {
+        const float *o = &out.data[t * SENTENCE_DIM], *mirror = &k.data[(n - 1 - t) * SENTENCE_DIM];
+        int where = 0, what = 0;
+        for (int d = 1; d < WORDS; d++) {
+            if (o[d] > o[where]) where = d;
+            if (o[WORDS + d] > o[WORDS + what]) what = d;
+        }
+        carried &= where == align_partner(&q, &k, 0, t, n) && mirror[what] == 1.0f;
+    }
+    ok(carried, "align: out's first half peaks at the source position of the word, its second at the mirrored word");
+    tensor_free(&q); tensor_free(&k); tensor_free(&v); tensor_free(&mask); tensor_free(&att); tensor_free(&out);
+}
+
 /* Tested through the program, not called here. */
 static void unused_here(void) { (void)cross_attention_print; }
 
@@ -497,6 +558,7 @@ int main(void) {
     EXERCISE("7.6", 33, test_against_reference());
     EXERCISE("7.6", 4, test_square_padding());
     EXERCISE("7.6", 7, test_is_mha(tmp));
+    EXERCISE("7.6", 9, test_align(tmp));
     TEST_GROUP(test_properties());
     TEST_GROUP(test_program(tmp));
     TEST_GROUP(test_mask_shapes(tmp));

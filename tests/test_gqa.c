@@ -423,6 +423,82 @@ static void test_program(const char *tmp) {
     ok(!file_exists(never), "no refused run left anything behind: the --dump directory was never made");
 }
 
+/* ---- the case set by hand: gqa --example two-groups ---------------------- */
+
+/* The vocabulary index of the word in row t of the sentence's X (1, T, 16). */
+static int word_at(const Tensor *x, int t) {
+    for (int w = 0; w < WORDS; w++)
+        if (x->data[t * SENTENCE_DIM + w] == 1.0f) return w;
+    return -1;
+}
+
+static int is_noun(const Tensor *x, int s) {
+    const char *w = vocabulary[word_at(x, s)];
+    return !strcmp(w, "cat") || !strcmp(w, "dog");
+}
+
+/* The least weight map (T, T) puts in a row on the keys that pick(x, t, s) chooses, and
+ * whether each row shares it equally among them. */
+static double least_on_keys(const float *map, const Tensor *x, int T, int (*pick)(const Tensor *, int, int),
+                            int *equal) {
+    double least = 1;
+    for (int t = 0; t < T; t++) {
+        double on = 0, one = -1;
+        for (int s = 0; s < T; s++) {
+            if (!pick(x, t, s)) continue;
+            on += map[t * T + s];
+            if (one < 0) one = map[t * T + s];
+            *equal &= fabs(map[t * T + s] - one) <= 1e-6;
+        }
+        least = fmin(least, on);
+    }
+    return least;
+}
+
+static int key_before(const Tensor *x, int t, int s) { (void)x; return s == (t ? t - 1 : 0); }
+static int key_first(const Tensor *x, int t, int s) { (void)x; (void)t; return s == 0; }
+static int key_same_word(const Tensor *x, int t, int s) { return word_at(x, s) == word_at(x, t); }
+static int key_noun(const Tensor *x, int t, int s) { (void)t; return is_noun(x, s); }
+
+/* Every test runs, and fails by its own name, when the program did not write the case
+ * (in a handout, before Exercise 6.7 is done). */
+static void test_two_groups(const char *tmp) {
+    char dir[1024], mdir[1024];
+    snprintf(dir, sizeof dir, "%s/two-groups", tmp);
+    snprintf(mdir, sizeof mdir, "%s/two-groups-mqa", tmp);
+    int status = run("gqa", ARGS("--example", "two-groups", "--quiet", "--dump", dir));
+    ok(status == 0, "--example two-groups runs and dumps its case");
+    Tensor x = load_written(dir, "X"), att = load_written(dir, "attn");     /* (1, T, 16), (1, 4, T, T) */
+    int T = sentence_length(SENTENCE), equal[4] = { 1, 1, 1, 1 };
+    int good = status == 0 && x.size == T * SENTENCE_DIM && att.size == 4 * T * T;
+    double least[4] = {0};
+    if (good) {
+        least[0] = least_on_keys(att.data, &x, T, key_before, &equal[0]);
+        least[1] = least_on_keys(att.data + T * T, &x, T, key_first, &equal[1]);
+        least[2] = least_on_keys(att.data + 2 * T * T, &x, T, key_same_word, &equal[2]);
+        least[3] = least_on_keys(att.data + 3 * T * T, &x, T, key_noun, &equal[3]);
+    }
+    ok(least[0] >= 0.99, "two-groups: head 0 (key head 0, places) puts at least 0.99 on key t - 1, row 0 on key 0 "
+       "(%.4f)", least[0]);
+    ok(least[1] >= 0.99, "two-groups: head 1 (key head 0, places) puts at least 0.99 on key 0 (%.4f)", least[1]);
+    ok(least[2] >= 0.98 && equal[2], "two-groups: head 2 (key head 1, words) puts at least 0.98 of each row on the "
+       "keys of its own word, shared equally (%.4f, the lone 'dog')", least[2]);
+    ok(least[3] >= 0.99 && equal[3], "two-groups: head 3 (key head 1, words) puts at least 0.99 of each row on the "
+       "nouns, cat and dog, shared equally (%.4f)", least[3]);
+    if (!file_exists(program_path("mqa"))) {
+        skip(1, "%s is not built, to compare with", program_path("mqa"));
+    } else {
+        status = run("mqa", ARGS("--example", "shared-key", "--quiet", "--dump", mdir));
+        Tensor m = load_written(mdir, "attn");                             /* (1, 4, T, T) */
+        size_t map = (size_t)T * T * sizeof(float);
+        ok(good && status == 0 && m.size == att.size && !memcmp(att.data, m.data, map) &&
+           !memcmp(att.data + T * T, m.data + 2 * T * T, map),
+           "two-groups: group 0's maps are mqa --example shared-key's heads 0 and 2, byte for byte");
+        tensor_free(&m);
+    }
+    tensor_free(&x); tensor_free(&att);
+}
+
 int main(void) {
     char tmp[] = "/tmp/abh-gqa-XXXXXX";
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
@@ -435,6 +511,7 @@ int main(void) {
     EXERCISE("6.7", 1, test_grouping_is_repeat());
     EXERCISE("6.7", 3, test_is_mqa(tmp));
     EXERCISE("6.7", 3, test_is_mha(tmp));
+    EXERCISE("6.7", 6, test_two_groups(tmp));
     TEST_GROUP(test_mask_shapes());
     TEST_GROUP(test_nan_unlike_mha(tmp));
     TEST_GROUP(test_program(tmp));

@@ -536,6 +536,53 @@ static void test_trap(void) {
     free_module(&m);
 }
 
+/* ---- --example four-heads, the chapter's figure, run as a reader runs it ------- */
+
+/* Head 0 looks one word back, head 1 for its own word, head 2 at the first word,
+ * head 3 at every word alike; each head's value is the word, o_proj the identity. */
+static void test_four_heads(const char *tmp) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/four-heads", tmp);
+    int status = run("mha", ARGS("--example", "four-heads", "--quiet", "--dump", dir));
+    ok(status == 0, "--example four-heads runs and dumps its case");
+    Tensor x = status == 0 ? load_npy(dir, "X") : (Tensor){0};              // (1, T, 16)
+    Tensor att = status == 0 ? load_npy(dir, "attn") : (Tensor){0};         // (1, 4, T, T)
+    Tensor out = status == 0 ? load_npy(dir, "out") : (Tensor){0};          // (1, T, 16)
+    int T = x.shape[1], D = SENTENCE_DIM, word[PLACES] = {0};
+    int shaped = x.ndim == 3 && T == 8 && x.shape[2] == D && att.ndim == 4 && att.shape[1] == 4 && out.shape[2] == D;
+    ok(shaped, "four-heads: the sentence's 8 words, D = 16, 4 heads");
+    for (int t = 0; shaped && t < T; t++)                      // each position's word, from X's word part
+        for (int w = 0; w < WORDS; w++) if (x.data[t * D + w] == 1.0f) word[t] = w;
+    /* the smallest share where a head should look, the largest error elsewhere; failing values without a case */
+    double worst_before = shaped, row0 = shaped ? att.data[0] : 0, worst_same = shaped, worst_first = shaped;
+    double worst_alike = !shaped, worst_out = !shaped, worst_mix = !shaped;
+    for (int t = 0; shaped && t < T; t++) {
+        const float *before = &att.data[t * T], *same = before + T * T, *first = same + T * T, *alike = first + T * T;
+        if (t > 0) worst_before = fmin(worst_before, before[t - 1]);
+        double on = 0;
+        for (int s = 0; s < T; s++) {
+            if (word[s] == word[t]) on += same[s];
+            worst_alike = fmax(worst_alike, fabs(alike[s] - 1.0 / T));
+        }
+        worst_same = fmin(worst_same, on);
+        worst_first = fmin(worst_first, first[0]);
+        for (int w = 0; w < 4; w++) {
+            double share = 0;                                  // word w's share of the sentence
+            for (int s = 0; s < T; s++) share += word[s] == w;
+            worst_mix = fmax(worst_mix, fabs(out.data[t * D + 12 + w] - share / T));
+            if (t > 0) worst_out = fmax(worst_out, fabs(out.data[t * D + w] - (word[t - 1] == w)));
+        }
+    }
+    ok(worst_before >= 0.9, "head 0 puts at least 0.9 of each row t >= 1 on key t - 1 (%.4f)", worst_before);
+    ok(row0 >= 0.9, "head 0's row 0 has no word before it and puts at least 0.9 on key 0, itself (%.5f)", row0);
+    ok(worst_same >= 0.9, "head 1 puts at least 0.9 of each row on the keys of its own word (%.4f)", worst_same);
+    ok(worst_first >= 0.9, "head 2 puts at least 0.9 of each row on key 0 (%.4f)", worst_first);
+    ok(worst_alike <= 1e-7, "head 3 gives every key exactly 1/T (off by %.2g)", worst_alike);
+    ok(worst_out <= 0.05 && worst_mix <= 1e-6, "out: head 0's columns hold the word before (off by %.3f), head 3's "
+       "each word's share of the sentence, 3/8 2/8 2/8 1/8 (off by %.2g)", worst_out, worst_mix);
+    tensor_free(&x); tensor_free(&att); tensor_free(&out);
+}
+
 /* Tested through the program, not called here. */
 static void unused_here(void) { (void)mha_print; }
 
@@ -555,6 +602,7 @@ int main(void) {
     EXERCISE("5.6", 2, test_dropout());
     TEST_GROUP(test_trap());
     EXERCISE("5.6", 4, test_is_v4(tmp));
+    EXERCISE("5.6", 8, test_four_heads(tmp));
     TEST_GROUP(test_program(tmp));
 
     remove_tree(tmp);

@@ -380,6 +380,34 @@ static void test_program(const char *tmp) {
 /* Tested through the program, not called here. */
 static void unused_here(void) { (void)mha_qkv_print; }
 
+/* --example find-words: "the dog saw a" against the sentence. Head 0 puts at least 0.95 of
+ * each row on the keys of its word, and "a", which the sentence lacks, exactly 1/8 on every
+ * key; head 1 puts at least 0.95 of every row on the two "saw"s (keys 2 and 5). */
+static void test_find_words(const char *tmp) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/find-words", tmp);
+    int status = run("mha_qkv", ARGS("--example", "find-words", "--quiet", "--dump", dir));
+    ok(status == 0, "--example find-words runs and dumps its case");
+    if (status != 0) return;
+    Tensor q = load_npy(dir, "Q"), k = load_npy(dir, "K"), att = load_npy(dir, "attn");   // attn (1, 2, T, S)
+    int T = q.shape[1], S = k.shape[1];
+    double word_on = 1, saw_on = 1, uniform = 0;
+    for (int t = 0; t < T - 1; t++) {                 // the, dog, saw: words the sentence holds
+        double on = 0;
+        for (int s = 0; s < S; s++)
+            if (!memcmp(&q.data[t * SENTENCE_DIM], &k.data[s * SENTENCE_DIM], WORDS * sizeof(float)))
+                on += att.data[t * S + s];
+        word_on = fmin(word_on, on);
+    }
+    for (int s = 0; s < S; s++) uniform = fmax(uniform, fabs(att.data[(T - 1) * S + s] - 1.0 / S));
+    for (int t = 0; t < T; t++) saw_on = fmin(saw_on, att.data[(T + t) * S + 2] + att.data[(T + t) * S + 5]);
+    ok(T == 4 && S == 8, "find-words: 4 query words against the sentence's 8");
+    ok(word_on >= 0.95, "find-words, head 0: the, dog and saw put at least 0.95 on the keys of their word (%.4f)", word_on);
+    ok(uniform <= 1e-6, "find-words, head 0: 'a', not in the sentence, puts 1/8 on every key");
+    ok(saw_on >= 0.95, "find-words, head 1: every row puts at least 0.95 on the two 'saw's (%.4f)", saw_on);
+    tensor_free(&q); tensor_free(&k); tensor_free(&att);
+}
+
 int main(void) {
     unused_here();
     char tmp[] = "/tmp/abh-mha-qkv-XXXXXX";
@@ -389,6 +417,7 @@ int main(void) {
     TEST_GROUP(test_masks());
     TEST_GROUP(test_one_input(tmp));
     TEST_GROUP(test_against_mha(tmp));
+    TEST_GROUP(test_find_words(tmp));
     TEST_GROUP(test_program(tmp));
 
     remove_tree(tmp);

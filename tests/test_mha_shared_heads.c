@@ -328,6 +328,27 @@ static void test_program(const char *tmp) {
 /* Tested through the program, not called here. */
 static void unused_here(void) { (void)mha_shared_heads_print; }
 
+/* --example slices: one (8, 8) matrix for both heads. Head 0 sees the word part and puts at
+ * least 0.98 of each row on the keys of its word, shared equally; head 1 sees the position
+ * part and puts at least 0.98 on its own position. */
+static void test_slices(const char *tmp) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/slices", tmp);
+    int status = run("mha_shared_heads", ARGS("--example", "slices", "--quiet", "--dump", dir));
+    ok(status == 0, "--example slices runs and dumps its case");
+    if (status != 0) return;
+    Tensor x = load_npy(dir, "query"), att = load_npy(dir, "attn");        // (1, T, 16), (1, 2, T, T)
+    int T = x.shape[1];
+    double word_on, word_spread, self_on = 1;
+    same_word_share(&x, att.data, T, &word_on, &word_spread);           // head 0
+    for (int t = 0; t < T; t++) self_on = fmin(self_on, att.data[(T + t) * T + t]);   // head 1
+    ok(att.shape[1] == 2 && T == sentence_length(SENTENCE), "slices: two heads over the sentence's %d words", T);
+    ok(word_on >= 0.98 && word_spread <= 1e-6,
+       "slices, head 0 (the word part): every row puts at least 0.98 on the keys of its word, equally (%.4f)", word_on);
+    ok(self_on >= 0.98, "slices, head 1 (the position part): every row puts at least 0.98 on itself (%.4f)", self_on);
+    tensor_free(&x); tensor_free(&att);
+}
+
 int main(void) {
     unused_here();
     char tmp[] = "/tmp/abh-mha-shared-XXXXXX";
@@ -337,6 +358,7 @@ int main(void) {
     TEST_GROUP(test_fill());
     TEST_GROUP(test_flattening());
     TEST_GROUP(test_block_diagonal(tmp));
+    TEST_GROUP(test_slices(tmp));
     TEST_GROUP(test_program(tmp));
 
     remove_tree(tmp);

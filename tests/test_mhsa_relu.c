@@ -356,6 +356,40 @@ static void test_program(const char *tmp) {
     ok(!file_exists(never), "and no refusal wrote anything");
 }
 
+/* ---- --example recent-words and recent-words-scaled: what no scale does to a map ----- */
+
+/* Both runs' weights, (1, 1, T, T): query t's row puts at least 0.99 on key t-1 without the
+ * scale, and at most 0.8 on any key with wq divided by 4 (rows 2..T-1; row 0 has one visible
+ * key, row 1 two). Later keys get exactly 0 in both. */
+static void test_recent_words(const char *tmp) {
+    char raw[1024], scaled[1024];
+    snprintf(raw, sizeof raw, "%s/recent-words", tmp);
+    snprintf(scaled, sizeof scaled, "%s/recent-words-scaled", tmp);
+    int status = run("mhsa_relu", ARGS("--example", "recent-words", "--quiet", "--dump", raw));
+    status |= run("mhsa_relu", ARGS("--example", "recent-words-scaled", "--quiet", "--dump", scaled));
+    ok(status == 0, "--example recent-words and recent-words-scaled run and dump their cases");
+    /* a run a stub stopped wrote nothing: every test below then fails by its own name */
+    Tensor a = load_written(raw, "attn"), b = load_written(scaled, "attn"), wa = load_written(raw, "wq.0.weight"),
+           wb = load_written(scaled, "wq.0.weight");
+    int T = status == 0 && a.ndim == 4 && b.size == a.size ? a.shape[3] : 0, quarter = T > 0 && wa.size == wb.size;
+    for (long i = 0; quarter && i < wa.size; i++) quarter = wb.data[i] == wa.data[i] * 0.25f;
+    ok(quarter && T == sentence_length(SENTENCE), "recent-words-scaled is recent-words with wq times 1/sqrt(16)");
+    double least_raw = T > 0, most_scaled = T > 0 ? 0 : 1;
+    int on_previous = T > 0, later_zero = T > 0;
+    for (int t = 2; t < T; t++)
+        for (int s = 0; s < T; s++) {
+            double x = a.data[t * T + s], y = b.data[t * T + s];
+            if (s == t - 1) least_raw = fmin(least_raw, x), on_previous &= y > 0.5;
+            most_scaled = fmax(most_scaled, y);
+            if (s > t) later_zero &= x == 0.0 && y == 0.0;
+        }
+    ok(least_raw >= 0.99, "no scale: from query 2 on, every row puts at least 0.99 on key t-1 (%.4f)", least_raw);
+    ok(most_scaled <= 0.8 && on_previous,
+       "wq / 4: from query 2 on, no row puts more than 0.8 on any key (%.4f), the most on key t-1", most_scaled);
+    ok(later_zero, "masked: every key after its query gets exactly 0 in both");
+    tensor_free(&a); tensor_free(&b); tensor_free(&wa); tensor_free(&wb);
+}
+
 /* Tested through the programs, not called here. */
 static void unused_here(void) { (void)mhsa_relu_print; (void)study_one_width; (void)study_width; }
 
@@ -367,6 +401,7 @@ int main(void) {
     /* Exercise 8.6 (passes 3 to 5: no scale, the additive -10000, the softmax): the tests that say it is done */
     EXERCISE("8.6", 18, test_against_reference());
     EXERCISE("8.6", 2, test_huge_scores());
+    EXERCISE("8.6", 5, test_recent_words(tmp));
     TEST_GROUP(test_zeros());
     TEST_GROUP(test_scale_study(tmp));
     TEST_GROUP(test_program(tmp));

@@ -401,6 +401,82 @@ static void test_program(const char *tmp) {
     ok(!file_exists(never), "no refused run left anything behind: the --dump directory was never made");
 }
 
+/* ---- the case set by hand: mqa --example shared-key ---------------------- */
+
+/* The vocabulary index of the word in row t of the sentence's x (1, T, 16). */
+static int word_at(const Tensor *x, int t) {
+    for (int w = 0; w < WORDS; w++)
+        if (x->data[t * SENTENCE_DIM + w] == 1.0f) return w;
+    return -1;
+}
+
+static int word_is(const Tensor *x, int t, const char *word) { return !strcmp(vocabulary[word_at(x, t)], word); }
+
+/* The least weight that map (T, T) puts on key[t] in row t, over the rows. */
+static double least_on_key(const float *map, int T, const int *key) {
+    double least = 1;
+    for (int t = 0; t < T; t++) least = fmin(least, map[t * T + key[t]]);
+    return least;
+}
+
+/* Head 3 of shared-key, chapter 1's same-word query against a key of places: the largest
+ * excess of a row's weight on its own word over the uniform share, and whether the rows of
+ * saw and dog are flat, rows of one word identical, and a the / cat at the last / first key. */
+static double own_word_excess(const Tensor *x, const float *map3, int T, int *flat, int *same, int *ends) {
+    int count[WORDS] = {0};
+    double over = -1;
+    for (int t = 0; t < T; t++) count[word_at(x, t)]++;
+    *flat = *same = *ends = 1;
+    for (int t = 0; t < T; t++) {
+        double own = 0;
+        for (int s = 0; s < T; s++) {
+            if (word_at(x, s) == word_at(x, t)) own += map3[t * T + s];
+            if (word_is(x, t, "saw") || word_is(x, t, "dog")) *flat &= fabs(map3[t * T + s] - 1.0 / T) <= 1e-6;
+        }
+        over = fmax(over, own - (double)count[word_at(x, t)] / T);
+        for (int u = 0; u < t; u++)
+            if (word_at(x, u) == word_at(x, t)) *same &= !memcmp(&map3[u * T], &map3[t * T], (size_t)T * sizeof(float));
+        if (word_is(x, t, "the")) *ends &= map3[t * T + T - 1] >= 0.99;
+        if (word_is(x, t, "cat")) *ends &= map3[t * T] >= 0.99;
+    }
+    return over;
+}
+
+/* Every test runs, and fails by its own name, when the program did not write the case
+ * (in a handout, before Exercise 6.7 is done). */
+static void test_shared_key(const char *tmp) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/shared-key", tmp);
+    int status = run("mqa", ARGS("--example", "shared-key", "--quiet", "--dump", dir));
+    ok(status == 0, "--example shared-key runs and dumps its case");
+    Tensor x = load_written(dir, "x"), att = load_written(dir, "attn"), out = load_written(dir, "out");
+    int T = sentence_length(SENTENCE), before[PLACES], here[PLACES], first[PLACES] = {0};
+    int good = status == 0 && x.size == T * SENTENCE_DIM && att.size == 4 * T * T && out.size == T * SENTENCE_DIM;
+    double least[3] = {0}, over = 1, fetched = 0;
+    int flat = 0, same = 0, ends = 0;
+    for (int t = 0; t < T; t++) before[t] = t ? t - 1 : 0, here[t] = t;
+    if (good) {
+        least[0] = least_on_key(att.data, T, before);
+        least[1] = least_on_key(att.data + T * T, T, here);
+        least[2] = least_on_key(att.data + 2 * T * T, T, first);
+        over = own_word_excess(&x, att.data + 3 * T * T, T, &flat, &same, &ends);
+        fetched = 1;                                   /* out = merged heads: numbers 0..3 are head 0's */
+        for (int t = 0; t < T; t++) fetched = fmin(fetched, out.data[t * SENTENCE_DIM + word_at(&x, before[t])]);
+    }
+    ok(least[0] >= 0.99, "shared-key: head 0 puts at least 0.99 of each row on key t - 1, row 0 on key 0 (%.4f)",
+       least[0]);
+    ok(least[1] >= 0.99, "shared-key: head 1 puts at least 0.99 of each row on key t (%.4f)", least[1]);
+    ok(least[2] >= 0.99, "shared-key: head 2 puts at least 0.99 of each row on key 0 (%.4f)", least[2]);
+    ok(over <= 1e-6, "shared-key: no row of head 3 puts more than its uniform share (its word's count / T) "
+       "on the keys of its own word (largest excess %+.4f)", over);
+    ok(flat, "shared-key: head 3's rows of 'saw' and 'dog' meet the key's zeros: exactly 1/T on every key");
+    ok(same, "shared-key: head 3's rows of one word have the same map, bit for bit: the key holds no word");
+    ok(ends, "shared-key: head 3 sends a 'the' to the last key and a 'cat' to the first, at least 0.99");
+    ok(fetched >= 0.99, "shared-key: out's numbers 0..3 in row t are the word before t, at least 0.99 of it (%.4f)",
+       fetched);
+    tensor_free(&x); tensor_free(&att); tensor_free(&out);
+}
+
 int main(void) {
     char tmp[] = "/tmp/abh-mqa-XXXXXX";
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
@@ -410,6 +486,7 @@ int main(void) {
      * tests that say it is done */
     EXERCISE("6.7", 21, test_against_reference());
     EXERCISE("6.7", 1, test_trick());
+    EXERCISE("6.7", 9, test_shared_key(tmp));
     TEST_GROUP(test_mask_shapes());
     TEST_GROUP(test_nan_rows());
     TEST_GROUP(test_kv_cache());

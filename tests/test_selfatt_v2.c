@@ -178,6 +178,36 @@ static void test_reduces_to_v1(void) {
     }
 }
 
+/* --example same-word, run as a reader runs it: chapter 1's hand-set head, its
+ * three matrices stacked in proj.weight and output_proj the identity, gives
+ * selfatt_v1's --example same-word to the bit. */
+static void test_same_word(const char *tmp) {
+    char d1[1024], d2[1024];
+    snprintf(d1, sizeof d1, "%s/v1-same-word", tmp);
+    snprintf(d2, sizeof d2, "%s/v2-same-word", tmp);
+    int s1 = run("selfatt_v1", ARGS("--example", "same-word", "--quiet", "--dump", d1));
+    int s2 = run("selfatt_v2", ARGS("--example", "same-word", "--quiet", "--dump", d2));
+    ok(s1 == 0 && s2 == 0, "selfatt_v1 and selfatt_v2 --example same-word run and dump their cases");
+    /* a run a stub stopped wrote nothing: every test below then fails by its own name */
+    Tensor w = load_written(d2, "proj.weight"), b = load_written(d2, "proj.bias");  /* (3D, D), (3D) */
+    Tensor wo = load_written(d2, "output_proj.weight"), bo = load_written(d2, "output_proj.bias");
+    const char *names[3] = { "query_proj.weight", "key_proj.weight", "value_proj.weight" };
+    int D = wo.ndim == 2 ? wo.shape[0] : 0, stacked = s1 == 0 && D > 0 && w.ndim == 2 && w.shape[0] == 3 * D &&
+        w.shape[1] == D, zero = b.size > 0 && bo.size > 0, eye = D > 0;
+    for (int p = 0; p < 3 && stacked; p++) {
+        Tensor w1 = load_npy(d1, names[p]);                                      /* (D, D) */
+        stacked = w1.size == (long)D * D && !memcmp(w.data + (long)p * D * D, w1.data, w1.size * sizeof(float));
+        tensor_free(&w1);
+    }
+    for (long i = 0; i < b.size; i++) zero &= b.data[i] == 0.0f;
+    for (long i = 0; i < bo.size; i++) zero &= bo.data[i] == 0.0f;
+    for (long i = 0; i < wo.size; i++) eye &= wo.data[i] == (i / D == i % D);
+    ok(stacked, "same-word: proj.weight is chapter 1's query, key and value weights stacked, in that order");
+    ok(eye && zero, "same-word: output_proj is the identity and every bias is 0");
+    ok(s1 == 0 && s2 == 0 && same_results(d1, d2), "same-word: attn.npy and out.npy equal selfatt_v1's byte for byte");
+    tensor_free(&w); tensor_free(&b); tensor_free(&wo); tensor_free(&bo);
+}
+
 static void test_counts(void) {
     is_int(selfatt_v2_params(4), 80, "SelfAttV2(4) has 80 parameters, as thop printed");
     is_int(selfatt_v2_macs_thop(3, 2, 4), 384, "SelfAttV2(4) on X (3, 2, 4) costs 384 MACs as thop counts them");
@@ -238,6 +268,7 @@ int main(void) {
     /* Exercise 2.6 (pass 2, the split): the tests that say it is done */
     EXERCISE("2.6", 10, test_against_reference());
     EXERCISE("2.6", 7, test_reduces_to_v1());
+    EXERCISE("2.6", 4, test_same_word(tmp));
     TEST_GROUP(test_counts());
     TEST_GROUP(test_program(tmp));
 

@@ -695,6 +695,68 @@ static void test_chapter_numbers(void) {
     tensor_free(&att);
 }
 
+/* The word at row t of an example's X (B, T, 16): where its word part holds the 1. */
+static int word_at(const Tensor *x, long row) {
+    for (int w = 0; w < WORDS; w++) if (x->data[row * SENTENCE_DIM + w] == 1.0f) return w;
+    return -1;
+}
+
+/* --example same-word --causal and --example padded, run as a reader runs them:
+ * chapter 2's same-word head under each mask, as the chapter's figures show it. */
+static void test_by_hand(const char *tmp) {
+    char dc[1024], dp[1024], d1[1024];
+    snprintf(dc, sizeof dc, "%s/same-word-causal", tmp);
+    snprintf(dp, sizeof dp, "%s/padded", tmp);
+    snprintf(d1, sizeof d1, "%s/v1-same-word", tmp);
+    int sc = run("selfatt_v3", ARGS("--example", "same-word", "--causal", "--quiet", "--dump", dc));
+    int sp = run("selfatt_v3", ARGS("--example", "padded", "--quiet", "--dump", dp));
+    ok(sc == 0 && sp == 0, "--example same-word --causal and --example padded run and dump their cases");
+    /* a run a stub stopped wrote nothing: every test below then fails by its own name */
+
+    /* causal: row t sees keys 0..t, and finds the copies of its word among them */
+    Tensor x = load_written(dc, "X"), att = load_written(dc, "attn");         /* (1, T, 16), (1, T, T) */
+    int T = sc == 0 && x.ndim == 3 ? x.shape[1] : 0, above = 0;
+    double worst_on = T > 0;
+    for (int t = 0; t < T; t++) {
+        double on = 0;
+        for (int s = 0; s < T; s++) {
+            if (s > t) above += att.data[t * T + s] != 0.0f;
+            else if (word_at(&x, s) == word_at(&x, t)) on += att.data[t * T + s];
+        }
+        worst_on = fmin(worst_on, on);
+    }
+    ok(worst_on >= 0.95, "causal same-word: every row puts at least 0.95 on the earlier-or-same keys of its word (%.4f)",
+       worst_on);
+    ok(T == 8 && above == 0, "causal same-word: every weight above the diagonal is exactly 0");
+    ok(T > 0 && att.data[0] == 1.0f, "causal same-word: the first 'the' sees only itself, with weight exactly 1");
+    tensor_free(&x); tensor_free(&att);
+
+    /* padded: sequence 1 is sequence 0 with keys 5, 6, 7 hidden */
+    x = load_written(dp, "X"), att = load_written(dp, "attn");               /* (2, T, 16), (2, T, T) */
+    T = sp == 0 && att.size == 2L * 8 * 8 ? 8 : 0;
+    int hidden = 0, worst_row = -1;
+    double worst = T > 0 ? 0 : 1;
+    for (int t = 0; t < T; t++) {
+        const float *r0 = att.data + t * T, *r1 = att.data + (T + t) * T;    /* b = 0, b = 1 */
+        double share = 0;
+        for (int s = 0; s < 5; s++) share += r0[s];
+        for (int s = 0; s < T; s++) {
+            if (s >= 5) { hidden += r1[s] != 0.0f; continue; }
+            if (fabs(r1[s] - r0[s] / share) > worst) worst = fabs(r1[s] - r0[s] / share), worst_row = t;
+        }
+    }
+    ok(T > 0 && hidden == 0, "padded: every padding key (5, 6, 7 of sequence 1) gets exactly 0");
+    ok(worst <= 1e-6, "padded: each row of sequence 1 is sequence 0's row over keys 0..4, renormalised (%.2g, row %d)",
+       worst, worst_row);
+
+    /* sequence 0 has no padding: chapter 1's map, the very bits */
+    int s1 = run("selfatt_v1", ARGS("--example", "same-word", "--quiet", "--dump", d1));
+    Tensor a1 = load_written(d1, "attn");                                      /* (1, T, T) */
+    ok(s1 == 0 && T > 0 && a1.size == (long)T * T && !memcmp(a1.data, att.data, a1.size * sizeof(float)),
+       "padded: sequence 0, unpadded, is selfatt_v1 --example same-word's map bit for bit");
+    tensor_free(&a1); tensor_free(&x); tensor_free(&att);
+}
+
 /* Tested through the programs, not called here. */
 static void unused_here(void) {
     (void)print_run; (void)selfatt_v2_params; (void)selfatt_v2_macs_all;
@@ -709,6 +771,7 @@ int main(void) {
     /* Exercise 3.6 (pass 4, the mask): the tests that say it is done */
     EXERCISE("3.6", 21, test_against_reference());
     EXERCISE("3.6", 13, test_mask_shapes());
+    EXERCISE("3.6", 7, test_by_hand(tmp));
     TEST_GROUP(test_fill_policies());
     TEST_GROUP(test_trap());
     TEST_GROUP(test_masks());

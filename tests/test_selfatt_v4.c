@@ -326,6 +326,46 @@ static void test_is_v3(const char *tmp) {
     }
 }
 
+/* --example same-word and padded, with and without --causal, run as a reader runs
+ * them: chapter 1's head in V4's three layers computes chapter 3's very bits, and
+ * under both masks a row of the padded sequence stops at min(t, 4). */
+static void test_by_hand(const char *tmp) {
+    static const char *const cases[][2] = { { "same-word", NULL }, { "same-word", "--causal" },
+                                            { "padded", NULL }, { "padded", "--causal" } };
+    char d4[600], d3[600];
+    int s4 = 1;
+    for (int c = 0; c < 4; c++) {
+        snprintf(d4, sizeof d4, "%s/v4-example-%d", tmp, c);
+        snprintf(d3, sizeof d3, "%s/v3-example-%d", tmp, c);
+        const char *a4[] = { "--example", cases[c][0], "--quiet", "--dump", d4, cases[c][1], NULL };
+        const char *a3[] = { "--example", cases[c][0], "--quiet", "--dump", d3, cases[c][1], NULL };
+        s4 = run("selfatt_v4", a4);
+        int s3 = run("selfatt_v3", a3);
+        ok(s4 == 0 && s3 == 0 && same_results(d4, d3), "--example %s%s%s: out.npy and attn.npy equal selfatt_v3's, "
+           "byte for byte", cases[c][0], cases[c][1] ? " " : "", cases[c][1] ? cases[c][1] : "");
+    }
+    /* d4: --example padded --causal; if a stub stopped it, the two tests below fail by name */
+    Tensor x = load_written(d4, "X"), att = load_written(d4, "attn");         /* (2, T, 16), (2, T, T) */
+    int T = s4 == 0 && x.ndim == 3 ? x.shape[1] : 0, late = 0;
+    double worst_on = T > 0;
+    for (long bt = 0; bt < 2L * T; bt++) {
+        int t = (int)(bt % T), last = bt < T ? t : (t < 4 ? t : 4);           /* the last key row bt sees */
+        double on = 0;
+        for (int s = 0; s < T; s++) {
+            float w = att.data[bt * T + s];
+            if (s > last) late += w != 0.0f;
+            else if (memcmp(&x.data[bt * SENTENCE_DIM], &x.data[(bt - t + s) * SENTENCE_DIM], WORDS * sizeof(float)) == 0)
+                on += w;
+        }
+        worst_on = fmin(worst_on, on);
+    }
+    ok(att.size == 2L * 8 * 8 && late == 0, "padded --causal: every key after the diagonal, or after key 4 in the "
+       "padded sequence, gets exactly 0");
+    ok(worst_on >= 0.95, "padded --causal: every row puts at least 0.95 on the visible keys holding its word (%.4f)",
+       worst_on);
+    tensor_free(&x); tensor_free(&att);
+}
+
 /* ---- the program's own files and command line ------------------------------- */
 
 static void test_program(const char *tmp) {
@@ -396,6 +436,7 @@ int main(void) {
     EXERCISE("4.6", 7, test_checklist());
     EXERCISE("4.6", 1, test_frees());
     EXERCISE("4.6", 4, test_is_v3(tmp));
+    EXERCISE("4.6", 6, test_by_hand(tmp));
     TEST_GROUP(test_program(tmp));
 
     remove_tree(tmp);

@@ -69,3 +69,8 @@ def cases():
         inputs(2, 4, 3, 8, source_padding([3, 2], 3)), ["--heads", "8"]
     yield "the source's sizes, (3, 4, 128) over (3, 6, 128), 8 heads", CrossAttention(128, 8), \
         inputs(3, 4, 6, 128, source_padding([6, 5, 3], 6)), ["--heads", "8"]
+
+
+def examples():
+    """(name, module maker, forward argument names, extra flags) for each --example."""
+    yield "align", lambda: CrossAttention(16, 2), ["Q", "K", "V", "attention_mask"], []

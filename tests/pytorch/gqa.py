@@ -67,3 +67,8 @@ def cases():
         {"X": torch.rand(2, 7, 32), "attention_mask": padding(2, 7)[:, None, None, :]}, flags(8, 4, "--causal")
     yield "Llama-like heads: H = 8, G = 1, D = 64, --causal", GroupedQueryAttention(64, 8, 1, causal=True), \
         {"X": torch.randn(1, 12, 64)}, flags(8, 1, "--causal")
+
+
+def examples():
+    """(name, module maker, forward argument names, extra flags) for each --example."""
+    yield "two-groups", lambda: GroupedQueryAttention(16, 4, 2), ["X", "attention_mask"], []

@@ -70,3 +70,8 @@ def cases():
         {"X": torch.rand(3, 6, 12), "attention_mask": padding(3, 6)[:, None, None, :]}, ["--heads", "4", "--causal"]
     yield "a larger case", MultiHeadAttention(64, 8), \
         {"X": torch.rand(4, 16, 64), "attention_mask": padding(4, 16)[:, None, None, :]}, ["--heads", "8"]
+
+
+def examples():
+    """(name, module maker, forward argument names, extra flags) for each --example."""
+    yield "four-heads", lambda: MultiHeadAttention(16, 4), ["X", "attention_mask"], []

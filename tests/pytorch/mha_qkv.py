@@ -69,3 +69,8 @@ def cases():
     yield "--causal with S = 7 > T = 5 and a float64 (S) mask", MultiHeadAttention(8, 2, causal=True), \
         {"Q": torch.rand(2, 5, 8), "K": torch.rand(2, 7, 8), "V": torch.rand(2, 7, 8),
          "mask": torch.tensor([1.0, 1, 0, 1, 1, 0, 1], dtype=torch.float64)}, ["--heads", "2", "--causal"]
+
+
+def examples():
+    """(name, module maker, forward argument names, extra flags) for each --example."""
+    yield "find-words", lambda: MultiHeadAttention(16, 2), ["Q", "K", "V"], []

@@ -57,3 +57,8 @@ def cases():
     yield "--causal, one head", MultiHeadAttention(6, 1, causal=True), \
         {"values": torch.rand(3, 5, 6), "keys": torch.rand(3, 5, 6), "query": torch.rand(3, 5, 6)}, \
         ["--heads", "1", "--causal"]
+
+
+def examples():
+    """(name, module maker, forward argument names, extra flags) for each --example."""
+    yield "slices", lambda: MultiHeadAttention(16, 2), ["values", "keys", "query"], []

@@ -52,3 +52,10 @@ def cases():
     yield "U(0, 1) input, four heads", MultiHeadSelfAttention(16, 4), {"x": torch.rand(2, 7, 16)}, ["--heads", "4"]
     yield "masked=True, D = 64, two heads of 32", MultiHeadSelfAttention(64, 2, masked=True), \
         {"x": torch.rand(1, 6, 64)}, ["--heads", "2", "--causal"]
+
+
+def examples():
+    """(name, module maker, forward argument names, extra flags) for each --example:
+    masked=True modules with one head of 16, as the program sets them."""
+    for name in ("recent-words", "recent-words-scaled"):
+        yield name, lambda: MultiHeadSelfAttention(16, 1, masked=True), ["x"], []

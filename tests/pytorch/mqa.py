@@ -67,3 +67,8 @@ def cases():
     yield "--causal on a (B, 1, 1, T) padding mask", MultiQueryAttention(16, 8, causal=True), \
         {"x": torch.rand(3, 6, 16), "mask": padding(3, 6)[:, None, None, :]}, ["--heads", "8", "--causal"]
     yield "one head (H = 1)", MultiQueryAttention(6, 1), {"x": torch.rand(2, 5, 6)}, ["--heads", "1"]
+
+
+def examples():
+    """(name, module maker, forward argument names, extra flags) for each --example."""
+    yield "shared-key", lambda: MultiQueryAttention(16, 4), ["x", "mask"], []

@@ -25,3 +25,8 @@ def cases():
     """(description, module, inputs by file name, extra flags) for each check."""
     for B, T, D in [(3, 2, 4), (1, 1, 1), (2, 7, 5), (4, 16, 32)]:
         yield f"X {(B, T, D)}", SelfAttV2(D), {"X": torch.rand(B, T, D)}, []
+
+
+def examples():
+    """(name, module maker, forward argument names, extra flags) for each --example."""
+    yield "same-word", lambda: SelfAttV2(16), ["X"], []

@@ -67,3 +67,10 @@ def cases():
         {"X": torch.rand(3, 6, 4), "attention_mask": padding(3, 6)[:, None, :]}, ["--causal"]
     yield "a larger padded batch", SelfAttV3(32), \
         {"X": torch.rand(4, 16, 32), "attention_mask": padding(4, 16)[:, None, :].repeat(1, 16, 1)}, []
+
+
+def examples():
+    """(name, module maker, forward argument names, extra flags) for each --example."""
+    yield "same-word", lambda: SelfAttV3(16), ["X", "attention_mask"], []
+    yield "same-word", lambda: SelfAttV3(16, causal=True), ["X", "attention_mask"], ["--causal"]
+    yield "padded", lambda: SelfAttV3(16), ["X", "attention_mask"], []
