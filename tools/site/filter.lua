@@ -288,7 +288,53 @@ local function CodeBlock(cb)
   return pandoc.RawBlock("html", render_chunk(b))
 end
 
+------------------------------------------------------------------------------
+-- Exercises and their solutions, linked both ways
+------------------------------------------------------------------------------
+
+-- "Exercise 1.2" at the start of a paragraph (in bold) or of a heading
+local function exercise_number(inlines)
+  local text = pandoc.utils.stringify(inlines)
+  return text:match("^Exercise (%d+%.%d+)")
+end
+
+local function solution_page()
+  local base = here.path:match("^chapters/(.*)%.md$")
+  return base and by_path["solutions/" .. base .. ".md"]
+end
+
+local function chapter_page()
+  local base = here.path:match("^solutions/(.*)%.md$")
+  return base and by_path["chapters/" .. base .. ".md"]
+end
+
+-- In a chapter, each exercise gets an anchor (#exercise-1-2) and a link to its
+-- worked solution, when the book has it; in a solutions page, each exercise's
+-- heading gets a link back to the exercise.
+local function Blocks(blocks)
+  local out = pandoc.List()
+  local solutions, chapter = solution_page(), chapter_page()
+  for _, b in ipairs(blocks) do
+    local n = b.t == "Para" and b.content[1] and b.content[1].t == "Strong" and exercise_number(b.content[1].content)
+    if n and solutions then
+      local id = "exercise-" .. n:gsub("%.", "-")
+      b.content:extend({ pandoc.Space(), pandoc.Link("Its solution →",
+        solutions.file .. "#" .. slug("Exercise " .. n), "", pandoc.Attr("", { "to-solution" })) })
+      out:insert(pandoc.Div({ b }, pandoc.Attr(id, { "exercise" })))
+    else
+      out:insert(b)
+    end
+    n = b.t == "Header" and chapter and exercise_number(b.content)
+    if n then
+      out:insert(pandoc.Para({ pandoc.Link("← back to Exercise " .. n,
+        chapter.file .. "#exercise-" .. n:gsub("%.", "-"), "", pandoc.Attr("", { "to-exercise" })) }))
+    end
+  end
+  return out
+end
+
 return {
   { Meta = Meta },
   { Header = Header, Link = Link, Image = Image, CodeBlock = CodeBlock },
+  { Blocks = Blocks },
 }
