@@ -28,7 +28,7 @@ masked_fill(&scores, &rows, -1e20f);]] },
     mistake = "pass 4 left out: the mask never applied",
     from = [[
 if (mask) {                                  // NULL: every key is visible
-    Tensor scores = { .ndim = 4, .shape = { B, H, T, S }, .size = BHT * S, .data = att };   // a view
+    Tensor scores = { .ndim = 4, .shape = { B, H, T, S }, .size = BHT * S, .data = att };  // a view
     masked_fill(&scores, mask, -1e20f);      // its last axis meets the keys
 }]],
     to = "(void)mask;   // -Werror: mask unused" },
