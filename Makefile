@@ -38,9 +38,10 @@ SITE_SOURCES := book.md $(BOOK_FILES)
 SITE_PAGES   := $(SITE)/index.html $(CHAPTER_FILES:chapters/%.md=$(SITE)/%.html) \
                 $(patsubst solutions/%.md,$(SITE)/solutions-%.html,$(filter solutions/%,$(BOOK_FILES)))
 SITE_FIGURES  = $(FIGURES:figures/%=$(SITE)/figures/%)
-SITE_TOOLS   := tools/site/filter.lua tools/site/page.html tangle/tangle.lua
+SITE_TOOLS   := tools/site/filter.lua tools/site/figures.lua tools/site/page.html tangle/tangle.lua
 SITE_PANDOC   = $(PANDOC) -f commonmark_x -t html5 --template tools/site/page.html --toc --toc-depth=2 \
-                --mathml --highlight-style=tango --lua-filter tools/site/filter.lua $(SITE_SOURCES:%=-M pages=%)
+                --mathml --highlight-style=tango --lua-filter tools/site/filter.lua --lua-filter tools/site/figures.lua \
+                $(SITE_SOURCES:%=-M pages=%)
 CHROMIUM     ?= chromium
 # With chromium and node here, make test checks the site and the PDF in a browser.
 BROWSER       = $(if $(HANDOUT),,$(and $(shell command -v $(CHROMIUM)),$(shell command -v node)))
@@ -281,13 +282,14 @@ node_modules/.package-lock.json: package.json package-lock.json
 # The paper book: every source on one page (tools/book-links.lua turns the links
 # between files into links within it), figures embedded, checked by check-html.sh,
 # then printed by Chromium with the stylesheet's print rules: chapters on new pages.
-build/print/book.html: $(SITE_SOURCES) tools/book-links.lua tools/site/book.css tools/check-html.sh \
+build/print/book.html: $(SITE_SOURCES) tools/book-links.lua tools/site/figures.lua tools/site/book.css tools/check-html.sh \
                        $(if $(HANDOUT),,$(FIGURES))
 	@sh tools/ensure-tools.sh $(PANDOC):pandoc
 	$(Q)mkdir -p $(@D)
 	$(Q)$(PANDOC) -f commonmark_x -t html5 -s --mathml --highlight-style=tango --self-contained \
 	    --resource-path=.:chapters --css tools/site/book.css --metadata pagetitle="Attention by Hand" \
-	    --lua-filter tools/book-links.lua $(BOOK_FILES:%=-M chapters=%) book.md $(BOOK_FILES) -o $@.tmp
+	    --lua-filter tools/book-links.lua --lua-filter tools/site/figures.lua $(BOOK_FILES:%=-M chapters=%) \
+	    book.md $(BOOK_FILES) -o $@.tmp
 	$(Q)sh tools/check-html.sh --name $@ $@.tmp $(BOOK_FILES) > /dev/null || { rm -f $@.tmp; exit 1; }
 	$(Q)mv $@.tmp $@
 build/book.pdf: build/print/book.html
