@@ -6,7 +6,8 @@
 // (Debian's /usr/bin/chromium, or $CHROMIUM; driven by playwright-core, which
 // downloads no browser), at 1280 x 800 and at 390 x 844 (a phone), and fails
 // on: a horizontal scrollbar on the page; C code that does not fit its block
-// at 1280 px (100 columns must); an image that did not load; a link to a
+// at 1280 px (100 columns must), or a figure shrunk below its natural size or
+// without a caption; an image that did not load; a link to a
 // missing page or anchor; a console error; a <math> element drawn with no
 // size; a page over 1 MB. It writes a screenshot of the top of every page at
 // both widths to build/site-shots/ for a person to look at. Then the PDF that
@@ -67,6 +68,12 @@ try {
           unfit: [...main.querySelectorAll("pre.chunk-code, pre.c, div.sourceCode.c pre")]
             .filter((p) => visible(p) && p.scrollWidth > p.clientWidth + 1)
             .map((p) => `${p.closest("[id]")?.id || "?"}: ${p.scrollWidth} > ${p.clientWidth} px`),
+          small: [...main.querySelectorAll("figure img")]
+            .filter((i) => i.naturalWidth > 0 && i.getBoundingClientRect().width < i.naturalWidth - 2)
+            .map((i) => `${i.getAttribute("src")}: ${Math.round(i.getBoundingClientRect().width)} of ${i.naturalWidth} px`),
+          uncaptioned: [...main.querySelectorAll("img")]
+            .filter((i) => !i.closest("figure")?.querySelector("figcaption")?.textContent.trim())
+            .map((i) => i.getAttribute("src")),
           flat: [...main.querySelectorAll("math")].filter((m) => {
             const r = m.getBoundingClientRect();
             return visible(m) && (r.width === 0 || r.height === 0);
@@ -79,6 +86,8 @@ try {
       ok(seen.broken.length === 0, `${where}: every image loads`, seen.broken.join("\n"));
       if (w.name === "1280") {
         ok(seen.unfit.length === 0, `${where}: every C block shows all its columns`, seen.unfit.join("\n"));
+        ok(seen.small.length === 0, `${where}: every figure at its natural size`, seen.small.join("\n"));
+        ok(seen.uncaptioned.length === 0, `${where}: every figure has a caption under it`, seen.uncaptioned.join("\n"));
         ids[file] = new Set(seen.ids);
         links[file] = seen.links;
       }
