@@ -658,10 +658,10 @@ static void test_chapter_numbers(void) {
     const char *text = chapter_text();
     ok(text != NULL, "chapters/03-selfatt-v3.md can be read from the top of the book");
 
-    /* "After dropout, 20 of the 24 visible weights survived (the expectation is `0.9 * 24 = 21.6`)" */
+    /* "After dropout, 20 of the 24 visible weights survived (the expectation is $0.9 \cdot 24 = 21.6$)" */
     int kept = -1, visible = -1, again = -1, all, seen, survived;
     const char *at = text ? strstr(text, "After dropout, ") : NULL;
-    if (at) sscanf(at, "After dropout, %d of the %d visible weights survived (the expectation is `0.9 * %d",
+    if (at) sscanf(at, "After dropout, %d of the %d visible weights survived (the expectation is $0.9 \\cdot %d",
                    &kept, &visible, &again);
     int status = run("selfatt_v3", ARGS("--train"));
     count_printed(run_out, "attention_weight:", "training:", &all, &seen);
