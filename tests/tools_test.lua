@@ -211,6 +211,36 @@ do
 end
 
 ------------------------------------------------------------------------------
+-- tools/site/check.lua: the web book's pages, links and anchors
+------------------------------------------------------------------------------
+
+do
+  local dir = TMP .. "/site"
+  write(dir .. "/book.md", "# Book\n")
+  write(dir .. "/chapters/01-a.md", "# 1. A\n")
+  write(dir .. "/chapters/A-x.md", "# Appendix A. X\n")
+  write(dir .. "/solutions/01-a.md", "# Solutions\n")
+  write(dir .. "/site/index.html", '<h1 id="book">Book</h1><a\nhref="01-a.html#s">a</a>\n')
+  write(dir .. "/site/01-a.html", '<h1 id="a">A</h1><h2 id="s">S</h2><img src="figures/f.svg"><a href="solutions-01-a.html">s</a>\n')
+  write(dir .. "/site/A-x.html", '<h1 id="x">X</h1>\n')
+  write(dir .. "/site/figures/f.svg", "<svg/>\n")
+  write(dir .. "/site/solutions-01-a.html", '<h1 id="sol">S</h1><a href="01-a.html#nowhere">back</a><a href="01-a.md">md</a>\n')
+  local command = "lua5.4 " .. q(ROOT .. "/tools/site/check.lua") .. " site book.md chapters/01-a.md chapters/A-x.md solutions/01-a.md"
+  local status, out, err = run(dir, command)
+  ok(status == 1 and out == "" and err:find("check-html: solutions-01-a.html: a link to a missing anchor, 01-a.html#nowhere\n", 1, true)
+     and err:find("check-html: solutions-01-a.html: a link to a Markdown file, 01-a.md\n", 1, true),
+     "site/check.lua names the page and the link for a missing anchor and a link to a .md file", out, err)
+  write(dir .. "/site/solutions-01-a.html", '<h1 id="sol">S</h1><a href="01-a.html#s">back</a>\n')
+  status, out, err = run(dir, command)
+  ok(status == 0 and out == "4 pages: 1 chapter, 1 appendix, 1 solution page, 1 figure\n",
+     "site/check.lua counts the pages, chapters, appendices, solution pages and figures (links on a new line too)", out, err)
+  os.remove(dir .. "/site/A-x.html")
+  status, out, err = run(dir, command)
+  ok(status == 1 and err:find("check-html: chapters/A-x.md: no page site/A-x.html\n", 1, true),
+     "site/check.lua reports a source without its page", out, err)
+end
+
+------------------------------------------------------------------------------
 -- check-handout.sh: a chapter that is not a number makes no directory
 ------------------------------------------------------------------------------
 

@@ -71,5 +71,8 @@ end
 if problems > 0 then os.exit(1) end
 local nfigures = 0
 for _ in pairs(figures) do nfigures = nfigures + 1 end
-print(("%d pages: %d chapters, %d appendices, %d solution pages, %d figures"):format(
-  #arg - 1, count.chapters, count.appendices, count.solutions, nfigures))
+-- "1 chapter", "2 chapters"
+local function n(k, one, many) return k .. " " .. (k == 1 and one or many) end
+print(("%s: %s, %s, %s, %s"):format(n(#arg - 1, "page", "pages"), n(count.chapters, "chapter", "chapters"),
+  n(count.appendices, "appendix", "appendices"), n(count.solutions, "solution page", "solution pages"),
+  n(nfigures, "figure", "figures")))
