@@ -256,7 +256,7 @@ tools:
 # The web book: one page per source, made by pandoc with the book's own template,
 # stylesheet and filter (tools/site/), which reads every chapter's chunks through
 # the tangler, so each page depends on all the sources. build/book.pdf is
-# Chromium's print of the whole book as one page (build/print/book.html).
+# Chromium's print of the site's pages made one (build/print/book.html).
 # (A handout shows the book's figures as they are: its programs may still stop at stubs.)
 
 $(SITE)/index.html: book.md $(SITE_SOURCES) $(SITE_TOOLS)
@@ -279,19 +279,12 @@ node_modules/.package-lock.json: package.json package-lock.json
 	$(call say,NPM,ci: playwright-core from package-lock.json)
 	$(Q)npm ci --no-audit --no-fund --loglevel=error
 
-# The paper book: every source on one page (tools/book-links.lua turns the links
-# between files into links within it), figures embedded, checked by check-html.sh,
-# then printed by Chromium with the stylesheet's print rules: chapters on new pages.
-build/print/book.html: $(SITE_SOURCES) tools/book-links.lua tools/site/figures.lua tools/site/book.css tools/check-html.sh \
-                       $(if $(HANDOUT),,$(FIGURES))
-	@sh tools/ensure-tools.sh $(PANDOC):pandoc
-	$(Q)mkdir -p $(@D)
-	$(Q)$(PANDOC) -f commonmark_x -t html5 -s --mathml --highlight-style=tango --self-contained \
-	    --resource-path=.:chapters --css tools/site/book.css --metadata pagetitle="Attention by Hand" \
-	    --lua-filter tools/book-links.lua --lua-filter tools/site/figures.lua $(BOOK_FILES:%=-M chapters=%) \
-	    book.md $(BOOK_FILES) -o $@.tmp
-	$(Q)sh tools/check-html.sh --name $@ $@.tmp $(BOOK_FILES) > /dev/null || { rm -f $@.tmp; exit 1; }
-	$(Q)mv $@.tmp $@
+# The paper book: the site's pages as one page (tools/site/onepage.lua keeps every
+# id apart and turns the links between pages into links within it), printed by
+# Chromium with the stylesheet's print rules: each page of the site on a new sheet.
+build/print/book.html: $(SITE_PAGES) $(SITE)/book.css $(SITE_FIGURES) tools/site/onepage.lua
+	$(Q)mkdir -p $(@D) && cp $(SITE)/book.css $(@D)/ && rm -rf $(@D)/figures && cp -r $(SITE)/figures $(@D)/
+	$(Q)$(LUA) tools/site/onepage.lua $(SITE) $(notdir $(SITE_PAGES)) > $@.tmp && mv $@.tmp $@
 build/book.pdf: build/print/book.html
 	@sh tools/ensure-tools.sh $(CHROMIUM):chromium pdfinfo:poppler-utils
 	$(Q)$(CHROMIUM) --headless --no-sandbox --disable-gpu --no-pdf-header-footer --virtual-time-budget=20000 \

@@ -3,7 +3,7 @@
 -- version 13:
 --     prove --norc -e '' tests/tools_test.lua
 -- tools/grade.lua on small fake tests (shell scripts that print TAP and
--- stderr), tools/check-html.sh on a small page, tools/summary.lua on a fake
+-- stderr), tools/site/check.lua on a small site, tools/summary.lua on a fake
 -- build, and the real Makefile's `make grade` and `make` on a small book with
 -- no programs, so that all of it runs in a moment.
 
@@ -174,40 +174,6 @@ do  -- --assigned (make grade in a handout): the full report, then the assigned 
   is(status, 1, "--assigned keeps the exit status of every test")
   ok(out:find("\ntotal 4/5, 2 skipped: 1 failed\nassigned, chapter 5 alone: 2/2, 1 skipped: every test passed (make grade CHAPTERS=\"5\" shows only them)\n", 1, true),
      "and adds the assigned chapters' total on a line of its own", out)
-end
-
-------------------------------------------------------------------------------
--- check-html.sh
-------------------------------------------------------------------------------
-
-do
-  local dir = TMP .. "/html"
-  write(dir .. "/chapters/01-a.md", "# 1. A\n")
-  write(dir .. "/chapters/02-b.md", "# 2. B\n")
-  write(dir .. "/solutions/01-a.md", "# Solutions\n")
-  write(dir .. "/page.tmp", '<h1 id="01-a">A</h1><h1 id="02-b">B</h1><h1 id="solutions-01-a">S</h1><a href="#02-b">b</a>\n')
-  local status, out, err = run(dir, "sh " .. q(ROOT .. "/tools/check-html.sh") ..
-    " --name build/book.html page.tmp chapters/01-a.md chapters/02-b.md solutions/01-a.md")
-  ok(status == 0 and out == "check-html: build/book.html: 2 chapters and 1 solution file, 0 figures, every link resolves\n",
-     "check-html counts chapters and solution files apart, and names the page by the name it will have", out, err)
-  write(dir .. "/page.tmp", '<h1 id="01-a">A</h1><a href="#nowhere">x</a>\n')
-  status, out, err = run(dir, "sh " .. q(ROOT .. "/tools/check-html.sh") ..
-    " --name build/book.html page.tmp chapters/01-a.md chapters/02-b.md solutions/01-a.md")
-  ok(status == 1 and out == "" and err:find("check-html: build/book.html: chapters/02-b.md has no title #02-b\n", 1, true)
-     and err:find("check-html: build/book.html: link #nowhere has no target\n", 1, true) and not err:find(".tmp", 1, true),
-     "its complaints name the page, not its temporary file", err)
-
-  write(dir .. "/chapters/A-x.md", "# Appendix A. X\n")
-  write(dir .. "/page.tmp", '<h1 id="01-a">A</h1><h1 id="02-b">B</h1><h1 id="A-x">X</h1><h1 id="solutions-01-a">S</h1>\n')
-  status, out, err = run(dir, "sh " .. q(ROOT .. "/tools/check-html.sh") ..
-    " --name build/book.html page.tmp chapters/01-a.md chapters/02-b.md chapters/A-x.md solutions/01-a.md")
-  ok(status == 0 and out == "check-html: build/book.html: 2 chapters, 1 appendix and 1 solution file, 0 figures, every link resolves\n",
-     "an appendix (chapters/A-x.md) is counted apart from the chapters, and its title is looked for", out, err)
-  write(dir .. "/page.tmp", '<h1 id="01-a">A</h1><h1 id="02-b">B</h1><h1 id="solutions-01-a">S</h1>\n')
-  status, out, err = run(dir, "sh " .. q(ROOT .. "/tools/check-html.sh") ..
-    " --name build/book.html page.tmp chapters/01-a.md chapters/02-b.md chapters/A-x.md solutions/01-a.md")
-  ok(status == 1 and err:find("check-html: build/book.html: chapters/A-x.md has no title #A-x\n", 1, true),
-     "a missing appendix is reported like a missing chapter", out, err)
 end
 
 ------------------------------------------------------------------------------
