@@ -142,10 +142,19 @@ local function highlight(line)
   return table.concat(out)
 end
 
+-- A reference: a link to the chunk's first block, then one to each of its
+-- continuations, numbered as the lists under a chunk number them.
 local function chunk_link(name, text)
   local b = first[name]
   if not b then return escape(text) end
-  return '<a class="ref" href="' .. href(b) .. '">' .. escape(text) .. "</a>"
+  local more = {}
+  for k = 2, #all_of[name] do
+    more[#more + 1] = '<a class="more" href="' .. href(all_of[name][k]) .. '" title="block ' .. k ..
+      " of this chunk" .. (all_of[name][k].page ~= here and ", " .. escape(all_of[name][k].page.short) or "") ..
+      '">' .. k .. "</a>"
+  end
+  return '<a class="ref" href="' .. href(b) .. '">' .. escape(text) .. "</a>" ..
+    (#more > 0 and ' <span class="ref-more">+ ' .. table.concat(more, " ") .. "</span>" or "")
 end
 
 -- "where" a block is, for the lists under a chunk: its chunk name, and its
