@@ -289,6 +289,13 @@ local function Image(img)
   return img
 end
 
+-- A thousands separator, 2{,}359{,}296 in TeX, is an operator in pandoc's MathML,
+-- which Chromium spaces like one ("2, 359, 296"); as text it stays "2,359,296".
+local function Math(m)
+  m.text = m.text:gsub("{,}", "\\text{,}")
+  return m
+end
+
 local function CodeBlock(cb)
   if not (cb.attributes.file or cb.attributes.chunk) then return nil end
   tangled_seen = tangled_seen + 1
@@ -344,6 +351,6 @@ end
 
 return {
   { Meta = Meta },
-  { Header = Header, Link = Link, Image = Image, CodeBlock = CodeBlock },
+  { Header = Header, Link = Link, Image = Image, CodeBlock = CodeBlock, Math = Math },
   { Blocks = Blocks },
 }
