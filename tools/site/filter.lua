@@ -277,9 +277,18 @@ local function Header(h)
   return h
 end
 
+-- A link whose text is a file name (solutions/05-mha.md, written for GitHub)
+-- reads, on the web, as the title of the page it goes to.
 local function Link(l)
   local t = new_target(l.target)
-  if t then l.target = t end
+  if not t then return l end
+  l.target = t
+  local text = pandoc.utils.stringify(l.content)
+  if text:match("^[%w/._-]+%.md$") then
+    for _, p in ipairs(pages) do
+      if p.file == t:match("^[^#]*") then l.content = pandoc.Inlines(p.title) end
+    end
+  end
   return l
 end
 
