@@ -27,8 +27,8 @@ for (int bg = 0; bg < B * G; bg++) {
     from = [[
 for (int bg = 0; bg < B * G; bg++) {
     const float *keys = c->k.data + (long)bg * c->max_len * hd;   // k_cache[b, g]: (T_max, hd)
-    matmul_bt(att_t + (long)bg * R * S, q.data + (long)bg * R * hd, keys, 1, R, S, hd,
-              1.0f / sqrtf((float)hd));
+    matmul_bt(att_t + (long)bg * R * S, q.data + (long)bg * R * hd,
+              keys, 1, R, S, hd, 1.0f / sqrtf((float)hd));
 }]],
     to = [[
 for (int bh = 0; bh < B * H; bh++)
@@ -46,7 +46,7 @@ for (int bh = 0; bh < B * H; bh++)
     matmul(mixed.data + (long)bh * hd, att_t + (long)bh * S, c->v.data + (long)bh * c->max_len * hd, 1, 1, hd, S);]] },
   { exercise = "9.6", chapter = CH,
     mistake = "a tensor from the wrong step: pass 1's new keys k scored, not the cache",
-    from = "matmul_bt(att_t + (long)bg * R * S, q.data + (long)bg * R * hd, keys, 1, R, S, hd,\n              1.0f / sqrtf((float)hd));",
+    from = "matmul_bt(att_t + (long)bg * R * S, q.data + (long)bg * R * hd,\n              keys, 1, R, S, hd, 1.0f / sqrtf((float)hd));",
     to = "matmul_bt(att_t + (long)bg * R * S, q.data + (long)bg * R * hd, k.data + (long)bg * hd, 1, R, S, hd, 1.0f / sqrtf((float)hd)); (void)keys;" },
   { exercise = "9.6", chapter = CH,
     mistake = "a tensor from the wrong step: the cached keys mixed in pass 5, not the values",
@@ -54,11 +54,11 @@ for (int bh = 0; bh < B * H; bh++)
     to = "const float *values = c->k.data + (long)bg * c->max_len * hd;" },
   { exercise = "9.6", chapter = CH,
     mistake = "the cache before the append: the t keys held before this step scored, not S = t + 1",
-    from = "keys, 1, R, S, hd,\n              1.0f / sqrtf((float)hd));",
+    from = "keys, 1, R, S, hd, 1.0f / sqrtf((float)hd));",
     to = "keys, 1, R, S - 1, hd, 1.0f / sqrtf((float)hd));" },
   { exercise = "9.6", chapter = CH,
     mistake = "Exercise 9.3's bug in C: every row of the cache scored, T_max keys instead of S",
-    from = "keys, 1, R, S, hd,\n              1.0f / sqrtf((float)hd));",
+    from = "keys, 1, R, S, hd, 1.0f / sqrtf((float)hd));",
     to = "keys, 1, R, c->max_len, hd, 1.0f / sqrtf((float)hd));" },
   { exercise = "9.6", chapter = CH,
     mistake = "a transposed index: the append in k_proj's order, (T_max, B, G, hd), not (B, G, T_max, hd)",
@@ -70,15 +70,15 @@ for (int bh = 0; bh < B * H; bh++)
     float *v_bgt = c->v.data + ((long)t * B * G + bg) * hd;]] },
   { exercise = "9.6", chapter = CH,
     mistake = "a group's query heads taken at row bg, not bg * R",
-    from = "q.data + (long)bg * R * hd, keys,",
-    to = "q.data + (long)bg * hd, keys," },
+    from = "q.data + (long)bg * R * hd,\n              keys,",
+    to = "q.data + (long)bg * hd,\n              keys," },
   { exercise = "9.6", chapter = CH,
     mistake = "each score divided by sqrt(hd), not multiplied by its reciprocal (other bits)",
     from = [[
 for (int bg = 0; bg < B * G; bg++) {
     const float *keys = c->k.data + (long)bg * c->max_len * hd;   // k_cache[b, g]: (T_max, hd)
-    matmul_bt(att_t + (long)bg * R * S, q.data + (long)bg * R * hd, keys, 1, R, S, hd,
-              1.0f / sqrtf((float)hd));
+    matmul_bt(att_t + (long)bg * R * S, q.data + (long)bg * R * hd,
+              keys, 1, R, S, hd, 1.0f / sqrtf((float)hd));
 }]],
     to = [[
 for (int bg = 0; bg < B * G; bg++)
@@ -91,7 +91,7 @@ for (int bg = 0; bg < B * G; bg++)
         }]] },
   { exercise = "9.6", chapter = CH,
     mistake = "the queries scaled first, then the dot products (other bits)",
-    from = "matmul_bt(att_t + (long)bg * R * S, q.data + (long)bg * R * hd, keys, 1, R, S, hd,\n              1.0f / sqrtf((float)hd));",
+    from = "matmul_bt(att_t + (long)bg * R * S, q.data + (long)bg * R * hd,\n              keys, 1, R, S, hd, 1.0f / sqrtf((float)hd));",
     to = [[
 if (bg == 0) for (long i = 0; i < q.size; i++) q.data[i] *= 1.0f / sqrtf((float)hd);
     matmul_bt(att_t + (long)bg * R * S, q.data + (long)bg * R * hd, keys, 1, R, S, hd, 1.0f);]] },

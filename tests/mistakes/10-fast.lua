@@ -1,9 +1,9 @@
 -- Mistakes in Exercise 10.6 that its own tests must catch (see tests/mistakes/README).
 local CH = "chapters/10-fast.md"
-local ALPHA = "for (int i = 0; i < BR; i++)\n    alpha[i] = flash_exp(m[i] - mx[i], poly), sum[i] = l[i] * alpha[i], m[i] = mx[i];"
+local ALPHA = "for (int i = 0; i < BR; i++)             // the old sum, rescaled to the new max\n    alpha[i] = flash_exp(m[i] - mx[i], poly), sum[i] = l[i] * alpha[i], m[i] = mx[i];"
 local WEIGH = [[
 for (int key = 0; key < BC; key++)
-    for (int i = 0; i < BR; i++)
+    for (int i = 0; i < BR; i++)         // plus this block's weights
         sum[i] += st[key * BR + i] = flash_exp(st[key * BR + i] - mx[i], poly);]]
 return {
   -- Exercise 10.6: the online softmax, step 4 of flash_block (chapters/10-fast.md)
