@@ -15,7 +15,9 @@
 --      as a literate chunk: its name set apart, every <<reference>> a link to
 --      the chunk's first block, and under it the blocks that use it, its
 --      continuations and the file it ends up in, as noweb and CWEB print them;
---   4. fills the template's navigation: the chapters with this one marked,
+--   4. links each exercise to its worked solution and each solution back;
+--   5. writes a formula's thousands separators so that MathML keeps them tight;
+--   6. fills the template's navigation: the chapters with this one marked,
 --      previous and next.
 -- The chunk index comes from tangle/tangle.lua's own parser, run on every
 -- chapter, so the site cannot disagree with what is compiled.
@@ -272,8 +274,9 @@ local function Meta(meta)
   return meta
 end
 
+-- Every heading takes GitHub's id, which the chapters' links between them use.
 local function Header(h)
-  if h.identifier == "" or true then h.identifier = slug(pandoc.utils.stringify(h.content)) end
+  h.identifier = slug(pandoc.utils.stringify(h.content))
   return h
 end
 
