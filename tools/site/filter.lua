@@ -228,8 +228,9 @@ local function new_target(target)
   if dir ~= "." then full = dir .. "/" .. path end
   full = full:gsub("[^/]+/%.%./", ""):gsub("^%./", "")
   if full:match("^figures/") then return full end
-  if full == "solutions/" or full == "solutions" then           -- the folder: its first page
+  if full == "solutions/" or full == "solutions" then           -- the folder: its first page,
     for _, p in ipairs(pages) do if p.path:match("^solutions/") then return p.file end end
+    return false                                                -- or none in a student's handout
   end
   local file = site_file(full)
   if file then return file .. section end
@@ -284,6 +285,7 @@ end
 -- reads, on the web, as the title of the page it goes to.
 local function Link(l)
   local t = new_target(l.target)
+  if t == false then return l.content end                       -- a link to nothing here: its text
   if not t then return l end
   l.target = t
   local text = pandoc.utils.stringify(l.content)
