@@ -71,6 +71,10 @@ TESTBIN := $(OUT)/tests
 .DEFAULT_GOAL := all
 PROGRAMS       :=
 EXTRA_PROGRAMS :=
+# EXTRA_TESTS: tests/test_NAME.c that test no program of their own (a chapter's code
+# tangled into a header, say); TANGLED_HEADERS: such headers, build/src/NAME.
+EXTRA_TESTS    :=
+TANGLED_HEADERS :=
 # BENCHES: programs that time the book's code (make bench), each printing its
 # figures as ratios against a baseline run in the same process. A mk file may
 # set CFLAGS_NAME and LDLIBS_NAME for one program (e.g. -O3 -march=native).
@@ -83,12 +87,13 @@ SCRIPT_TESTS += $(if $(HANDOUT),,tests/reading_test.lua tests/site_test.sh)
 
 # Tests of compiled code: tests/test_NAME.c -> $(TESTBIN)/NAME. tensor, stress
 # and fuzz are not tied to one program; the others test one program each.
-TESTS    := tensor stress fuzz tap $(PROGRAMS)
+TESTS    := tensor stress fuzz tap $(PROGRAMS) $(EXTRA_TESTS)
 # Hidden tests, kept out of a student handout: $(TEACHER_TESTS)/test_NAME.c
 # includes NAME.c like tests/test_NAME.c does (or only tensor.h).
 TEACHER_BINS := $(patsubst $(TEACHER_TESTS)/test_%.c,$(TESTBIN)/teacher/%,$(wildcard $(TEACHER_TESTS)/test_*.c))
 TEST_BINS := $(TESTS:%=$(TESTBIN)/%) $(TEACHER_BINS)
-TANGLED  := $(SRC)/tensor.h $(SRC)/tensor.c $(PROGRAMS:%=$(SRC)/%.c) $(EXTRA_PROGRAMS:%=$(SRC)/%.c) $(BENCHES:%=$(SRC)/%.c)
+TANGLED  := $(SRC)/tensor.h $(SRC)/tensor.c $(PROGRAMS:%=$(SRC)/%.c) $(EXTRA_PROGRAMS:%=$(SRC)/%.c) $(BENCHES:%=$(SRC)/%.c) \
+            $(TANGLED_HEADERS:%=$(SRC)/%)
 Q        := $(if $(filter 1,$(V)),,@)
 say       = @printf '  %-7s %s\n' '$(1)' '$(2)'
 # $(call quote,TEXT): TEXT as one word for the shell, in single quotes (for a

@@ -9,6 +9,10 @@ OUT/out.npy and OUT/attn.npy with what the module returns, (out, weights).
 A file may also yield examples(): (NAME, a function making the module, the
 forward() argument names, extra flags) for each `--example NAME` the program
 sets by hand; its dump is loaded into PyTorch and compared the same way.
+A file that sets GRADIENTS = True (chapter 11's mha_backward) also runs autograd's
+backward() on (out * dout).sum(), with dout from the case's or the dump's dout.npy
+(an input of the program, not of forward()), and compares every KEY.grad.npy the
+program wrote with .grad: the parameters', X's, and the module's retained scores'.
 
 Run it through tests/pytorch_check.sh, which finds a python3 with NumPy and
 torch, or reports the check as skipped.
@@ -72,7 +76,32 @@ def run_program(command, what):
     return r
 
 
-def run_case(program, index, description, net, inputs, flags, root):
+def forward_args(inputs):
+    """The inputs forward() takes: dout.npy is the backward pass's."""
+    return {k: v for k, v in inputs.items() if k != "dout"}
+
+
+def check_gradients(what, net, args, out):
+    """backward() of (out * dout).sum(); each .grad against OUT/KEY.grad.npy, within TOL of
+    its largest entry (or of 1, for a gradient whose entries are all below 1)."""
+    dout = torch.from_numpy(np.load(os.path.join(out, "dout.npy")))
+    X = args["X"].detach().clone().requires_grad_(True)
+    net.zero_grad()
+    result, _ = net(**{**args, "X": X})
+    (result * dout).sum().backward()
+    grads = {key + ".grad": p.grad for key, p in net.named_parameters()}
+    grads["X.grad"], grads["scores.grad"] = X.grad, net.scores.grad
+    for name, want in grads.items():
+        want = want.numpy()
+        got = np.load(os.path.join(out, name + ".npy"))
+        finite = np.abs(want[np.isfinite(want)])
+        tol = TOL * max(1.0, float(finite.max(initial=0.0)))
+        err = max_error(got, want)
+        ok(err <= tol, f"{what}: {name}.npy agrees with autograd's .grad within {tol:.3g}",
+           f"got shape {got.shape}, want {want.shape}, max abs error {err:.3g}")
+
+
+def run_case(program, index, description, net, inputs, flags, root, gradients=False):
     net.eval()
     case = os.path.join(root, f"{program}-{index}-in")
     out = os.path.join(root, f"{program}-{index}-out")
@@ -85,7 +114,7 @@ def run_case(program, index, description, net, inputs, flags, root):
     if not run_program([os.path.join(BIN, program), "--load", case, "--dump", out, "--quiet", *flags], what):
         return
     with torch.no_grad():
-        want_out, want_att = net(**inputs)
+        want_out, want_att = net(**forward_args(inputs))
     for name, want in (("out", want_out), ("attn", want_att)):
         got = np.load(os.path.join(out, name + ".npy"))
         err = max_error(got, want.numpy())
@@ -94,9 +123,11 @@ def run_case(program, index, description, net, inputs, flags, root):
     for key, t in net.state_dict().items():
         same = np.array_equal(np.load(os.path.join(out, key + ".npy")), t.numpy())
         ok(same, f"{what}: the dumped {key} is the loaded one, exactly")
+    if gradients:
+        check_gradients(what, net, forward_args(inputs), out)
 
 
-def run_example(program, name, make_net, inputs, flags, root):
+def run_example(program, name, make_net, inputs, flags, root, gradients=False):
     """--example NAME: the program sets every number by hand and dumps them; PyTorch
     loads the dumped weights and inputs and must give the dumped out and attn."""
     out = os.path.join(root, f"{program}-example-{name}")
@@ -109,6 +140,8 @@ def run_example(program, name, make_net, inputs, flags, root):
     args = {}
     for key in inputs:
         path = os.path.join(out, key + ".npy")
+        if key == "dout":
+            continue
         if os.path.exists(path):
             args[key] = torch.from_numpy(np.load(path))
     with torch.no_grad():
@@ -118,6 +151,8 @@ def run_example(program, name, make_net, inputs, flags, root):
         err = max_error(got, want.numpy())
         ok(err <= TOL, f"{what}: {part}.npy agrees with PyTorch on the dumped weights within {TOL}",
            f"got shape {got.shape}, want {tuple(want.shape)}, max abs error {err:.3g}")
+    if gradients:
+        check_gradients(what, net, args, out)
 
 
 def load(path):
@@ -133,10 +168,11 @@ def main():
     with tempfile.TemporaryDirectory() as root:
         for path in sorted(glob.glob(os.path.join(HERE, "pytorch", "*.py"))):
             cases = load(path)
+            gradients = getattr(cases, "GRADIENTS", False)
             for i, (description, net, inputs, flags) in enumerate(cases.cases()):
-                run_case(cases.PROGRAM, i, description, net, inputs, flags, root)
+                run_case(cases.PROGRAM, i, description, net, inputs, flags, root, gradients)
             for name, make_net, inputs, flags in getattr(cases, "examples", lambda: [])():
-                run_example(cases.PROGRAM, name, make_net, inputs, flags, root)
+                run_example(cases.PROGRAM, name, make_net, inputs, flags, root, gradients)
     print(f"1..{count}")
     return 1 if failed else 0
 

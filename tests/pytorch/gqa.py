@@ -34,6 +34,9 @@ class GroupedQueryAttention(nn.Module):
         if self.causal:
             below = torch.tril(torch.ones(T, T, dtype=torch.bool))
             attention_mask = below if attention_mask is None else (attention_mask != 0) & below
+        self.scores = scores                       # mha_backward.py: its .grad is scores.grad
+        if scores.requires_grad:
+            scores.retain_grad()
         if attention_mask is not None:
             scores = scores.masked_fill(attention_mask == 0, float("-inf"))
         weights = torch.softmax(scores, dim=-1)

@@ -1,0 +1,29 @@
+# Chapter 11: the backward pass. Its program, its figure, and the double-precision
+# copy of its backward steps (build/src/backward64.h) that tests/test_backward64.c includes.
+PROGRAMS        += mha_backward
+EXTRA_TESTS     += backward64
+TANGLED_HEADERS += backward64.h
+FIGURES         += figures/backward_heads.svg
+$(TESTBIN)/backward64: $(SRC)/backward64.h
+
+# Each head's weights, and beside them the size of its score gradient, |scores.grad|,
+# scaled so that the largest entry of the four heads is 1 (heatmap.gp's scale is 0..1).
+BACKWARD_FIG := $(OUT)/fig/backward_heads
+figures/backward_heads.svg: $(BIN)/mha_backward $(BIN)/npy2dat tools/heatmap.gp | tools
+	$(call say,PLOT,$@)
+	$(Q)rm -rf $(BACKWARD_FIG) && mkdir -p $(BACKWARD_FIG)
+	$(Q)$(BIN)/mha_backward --example four-heads --quiet --dump $(BACKWARD_FIG)
+	$(Q)$(BIN)/npy2dat $(BACKWARD_FIG)/scores.grad.npy > $(BACKWARD_FIG)/ds.txt
+	$(Q)most=$$(awk '{ for (i = 1; i <= NF; i++) if ($$i * $$i > m) m = $$i * $$i } END { print sqrt(m) }' \
+	        $(BACKWARD_FIG)/ds.txt); \
+	for h in 0 1 2 3; do \
+	    [ $$h = 0 ] || printf '\n\n'; \
+	    $(BIN)/npy2dat $(BACKWARD_FIG)/attn.npy 0 $$h; printf '\n\n'; \
+	    $(BIN)/npy2dat $(BACKWARD_FIG)/scores.grad.npy 0 $$h | \
+	        awk -v most=$$most '{ for (i = 1; i <= NF; i++) printf "%.6f%s", ($$i < 0 ? -$$i : $$i) / most + 0, i < NF ? " " : "\n" }'; \
+	done > $(BACKWARD_FIG).dat
+	$(Q)$(GNUPLOT) -e "data='$(BACKWARD_FIG).dat'; out='$@.tmp'; layout='4,2'; \
+	    heading='mha_backward --example four-heads: each head, and where its gradient goes'; \
+	    titles='head 0: the token before|head 0: its score gradient, scaled|head 1: the same, soft|head 1: its score gradient, scaled|head 2: its own word|head 2: its score gradient, scaled|head 3: all alike|head 3: its score gradient, scaled'; \
+	    xwords='the|cat|saw|the|dog|saw|the|cat'" tools/heatmap.gp
+	$(Q)mv $@.tmp $@
