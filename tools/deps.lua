@@ -17,11 +17,12 @@ Nothing here is a hand-kept list; it is read from the code:
   handout the stub sits between the markers), plus those of the sources it
   includes (`#include "X.c"`, as mha_bench includes mha_fast), plus the
   tensor helper's: the Makefile links tensor.o into every program and test;
-- a test file runs the programs it includes (`#include "X.c"`: tests/run.h
+- a test file runs the programs it includes (`#include "X.c"`, or a header
+  a chapter tangles for its tests, `#include "X.h"`: tests/run.h
   and the Makefile compile a test with its program's source) and those it
   names in a string literal ("mha": run("mha", ...), program_path("mha"));
 - a test file's tests count for the chapter of the program it is named
-  after (tests/test_NAME.c tests build/src/NAME.c, whose first line names
+  after (tests/test_NAME.c tests build/src/NAME.c or NAME.h, whose first line names
   the chapters it was tangled from; the last one is its home), the tensor
   helper's chapter for test_tensor and test_fuzz, and the whole book
   otherwise; a script test that reads $ABH_BIN (the transcripts, the
@@ -72,7 +73,9 @@ end
 function M.programs(sources)
   local programs, own, includes = {}, {}, {}
   for _, source in ipairs(sources) do
-    local name = source.path:match("^src/([%w_]+)%.c$")
+    -- a program's source, or a header a chapter tangles for its tests (backward64.h)
+    local name = source.path:match("^src/([%w_]+)%.c$") or
+                 (source.path ~= "src/tensor.h" and source.path:match("^src/([%w_]+)%.h$"))
     if name then
       local file = M.home_chapter(source.text)
       programs[name] = {name = name, file = file, chapter = number_of(file), exercises = {}, built = {}}
@@ -101,7 +104,7 @@ end
 -- names in a string literal; a set of names.
 function M.test_programs(programs, text)
   local used = {}
-  for name in text:gmatch('#%s*include%s*"([%w_]+)%.c"') do
+  for name in text:gmatch('#%s*include%s*"([%w_]+)%.[ch]"') do
     if programs[name] then used[name] = true end
   end
   for literal in text:gmatch('"([%w_]+)"') do

@@ -140,11 +140,14 @@ end
 
 -- The chapter (file path) the tests of the test at `path` count for, or nil
 -- for the whole book. build/tests/NAME or build/tests/teacher/NAME tests the
--- program build/src/NAME.c; tensor and fuzz test the tensor helper.
+-- program build/src/NAME.c (or the header build/src/NAME.h a chapter tangles
+-- for its tests); tensor and fuzz test the tensor helper.
 local function chapter_of_test(path, src)
   local name = path:match("([^/]+)$")
   if name == "tensor" or name == "fuzz" then name = "tensor" end
-  return chapter_of_source(src .. "/" .. name .. ".c")
+  local source = src .. "/" .. name .. ".c"
+  if not read_all(source) and read_all(src .. "/" .. name .. ".h") then source = src .. "/" .. name .. ".h" end
+  return chapter_of_source(source)
 end
 
 -- The title of a chapter: its first heading, without the "#" and number.
@@ -168,7 +171,7 @@ end
 -- (or a file it names) reads $ABH_BIN, and none otherwise.
 local function code_run_by(paths, src)
   local sources = {}
-  local ls = io.popen("ls " .. q(src) .. "/*.c 2>/dev/null")
+  local ls = io.popen("ls " .. q(src) .. "/*.c " .. q(src) .. "/*.h 2>/dev/null")
   for path in ls:lines() do
     sources[#sources + 1] = {path = "src/" .. path:match("([^/]+)$"), text = read_all(path) or ""}
   end
