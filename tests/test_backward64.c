@@ -445,7 +445,7 @@ static void check_attn(const char *what, Attn *a) {
     double worst = layer_errors(err, &at, g, fd, a);
     ok(worst <= LIMIT, "%s: all %ld entries of the 8 parameters' and X's gradients match central differences within "
        "%g of the largest of their layer (worst %.2g, %s)", what, entries, LIMIT, worst, names[at]);
-    if (!(worst <= LIMIT))
+    if (!(worst <= LIMIT) && !tap_stub[0])      /* after a stub the test failed by it */
         for (int i = 0; i < 9; i++) diag("  %-14s relative error %.3g", names[i], err[i]);
     for (int i = 0; i < 9; i++) free(g[i]), free(fd[i]);
 }

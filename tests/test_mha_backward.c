@@ -68,6 +68,7 @@ static Tensor padding(int B, int T, const int *len) {
     return pad;
 }
 
+/* A 0/1 pattern from a hash of i: about a third of it 0 (test_gqa.c's). */
 static float pattern(long i, unsigned salt) {
     uint64_t z = (uint64_t)i * 0x9E3779B97F4A7C15u + salt;
     z ^= z >> 29; z *= 0xBF58476D1CE4E5B9u; z ^= z >> 32;
@@ -303,10 +304,10 @@ static double check_differences(const char *what, Run *r, GQA *m, const Tensor *
         if (err[i] > worst || isnan(err[i])) worst = err[i], at = i;
         entries += P.n[i];
     }
-    ok(worst <= limit, "%s: all %ld entries of the 8 parameters' and X's gradients match central differences of a "
-       "double reference within %g of the largest of their layer", what, entries, limit);
-    printf("#   worst relative error %.2g (%s.grad)\n", worst, param_names[at]);
-    if (worst > limit)
+    if (ok(worst <= limit, "%s: all %ld entries of the 8 parameters' and X's gradients match central differences of "
+           "a double reference within %g of the largest of their layer", what, entries, limit))
+        printf("#   worst relative error %.2g (%s.grad)\n", worst, param_names[at]);
+    else if (!tap_stub[0])                      /* after a stub the test was skipped, or failed by it */
         for (int i = 0; i < NPARAM; i++) diag("  %-14s relative error %.3g", param_names[i], err[i]);
     for (int i = 0; i < NPARAM; i++) free(fd[i]);
     params_free(&P);
@@ -358,7 +359,7 @@ static void test_against_differences(void) {
         tensor_free(&x); tensor_free(&dout); tensor_free(&mask);
         free_module(&m);
     }
-    printf("#   worst over the %d cases: %.2g (limit 1e-3)\n", n, worst);
+    if (!tap_stub[0]) printf("#   worst over the %d cases: %.2g (limit 1e-3)\n", n, worst);
 }
 
 /* ---- what the gradients must be, with no reference --------------------------------- */
@@ -658,7 +659,7 @@ static int same_npy(const char *d1, const char *d2, const char *name) {
     snprintf(p1, sizeof p1, "%s/%s.npy", d1, name);
     snprintf(p2, sizeof p2, "%s/%s.npy", d2, name);
     if (same_file(p1, p2)) return 1;
-    diag("%s and %s differ", p1, p2);
+    if (!tap_stub[0]) diag("%s and %s differ", p1, p2);
     return 0;
 }
 
@@ -726,7 +727,8 @@ static void test_program(const char *tmp) {
         if (!same_shape(&t, grad_files[i].ndim, grad_files[i].shape)) {
             char s[64];
             shape_str(s, sizeof s, t.ndim, t.shape);
-            if (t.data) diag("%s.npy has shape %s", grad_files[i].name, s);
+            if (tap_stub[0]) {}                 /* the run stopped at a stub: nothing to say of its files */
+            else if (t.data) diag("%s.npy has shape %s", grad_files[i].name, s);
             else diag("%s.npy was not written", grad_files[i].name);
             shapes = 0;
         }
