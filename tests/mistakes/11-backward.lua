@@ -33,4 +33,24 @@ return {
     mistake = "one rowsum carried from row to row, never reset",
     from = "real sum = 0;                                // the row's sum of dp * p",
     to = "static real sum = 0;                         // the row's sum of dp * p" },
+  { exercise = "11.6", chapter = CH,
+    mistake = "the sum over the wrong range: the row's last entry left out",
+    from = "for (int j = 0; j < n; j++) sum +=",
+    to = "for (int j = 0; j < n - 1; j++) sum +=" },
+  { exercise = "11.6", chapter = CH,
+    mistake = "one loop: each ds[j] taken with the sum so far, before the row's sum is complete",
+    from = "for (int j = 0; j < n; j++) sum += dp[j] * p[j];\n" ..
+           "        for (int j = 0; j < n; j++) ds[j] = p[j] * (dp[j] - sum);",
+    to = "for (int j = 0; j < n; j++) {\n" ..
+         "            sum += dp[j] * p[j];\n" ..
+         "            ds[j] = p[j] * (dp[j] - sum);\n" ..
+         "        }" },
+  { exercise = "11.6", chapter = CH,
+    mistake = "the sum kept in float where real belongs (other bits in double: only backward64 sees it)",
+    from = "real sum = 0;",
+    to = "float sum = 0;" },
+  { exercise = "11.6", chapter = CH,
+    mistake = "a tensor from the wrong step: dp * dp summed, the weights' gradient where the weights belong",
+    from = "for (int j = 0; j < n; j++) sum += dp[j] * p[j];",
+    to = "for (int j = 0; j < n; j++) sum += dp[j] * dp[j];" },
 }
