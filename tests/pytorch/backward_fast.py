@@ -1,12 +1,12 @@
 """The timing side of chapter 11's "How fast": PyTorch's autograd on mha.py's
 MultiHeadAttention (chapter 5's module), forward plus backward, at GPT-2 small's shape.
-No cases to check here (mha_backward.py checks the gradients; backward_bench checks the
-fast pass against mha_backward's at a small shape). Run as a script, it times:
+No cases to check here (mha_backward.py checks mha_backward's gradients against autograd, and
+tests/test_mha_backward_fast.c the fast pass against mha_backward's). Run as a script, it times:
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python3 tests/pytorch/backward_fast.py --time 1 1024
 
 (threads, T; B = 1, D = 768, H = 12). It prints the median of 7 warm runs of
-out = net(X); out.backward(dout), in milliseconds. Set the threads of OpenMP and of the
+out = net(X)[0]; out.backward(dout), in milliseconds. Set the threads of OpenMP and of the
 BLAS to the same number, as backward_bench does.
 """
 import os
