@@ -27,3 +27,17 @@ figures/backward_heads.svg: $(BIN)/mha_backward $(BIN)/npy2dat tools/heatmap.gp 
 	    titles='head 0: the token before|head 0: its score gradient, scaled|head 1: the same, soft|head 1: its score gradient, scaled|head 2: its own word|head 2: its score gradient, scaled|head 3: all alike|head 3: its score gradient, scaled'; \
 	    xwords='the|cat|saw|the|dog|saw|the|cat'" tools/heatmap.gp
 	$(Q)mv $@.tmp $@
+
+# "How fast": the fast forward plus backward pass (build/src/backward_fast.h, no main),
+# timed against PyTorch by backward_bench (Appendix B; make bench) and checked against
+# mha_backward's plain pass by tests/test_mha_backward_fast.c. Chapter 10's flags.
+BENCHES         += backward_bench
+EXTRA_TESTS     += mha_backward_fast
+TANGLED_HEADERS += backward_fast.h
+BACKWARD_FAST_FLAGS      := -O3 -ffp-contract=fast -fno-tree-loop-distribute-patterns -fopenmp
+CFLAGS_backward_bench    := $(BACKWARD_FAST_FLAGS)
+LDLIBS_backward_bench    := -fopenmp
+CFLAGS_mha_backward_fast := $(BACKWARD_FAST_FLAGS)
+LDLIBS_mha_backward_fast := -fopenmp
+$(BIN)/backward_bench: $(SRC)/backward_fast.h $(SRC)/mha_fast.c
+$(TESTBIN)/mha_backward_fast: $(SRC)/backward_fast.h $(SRC)/mha_fast.c $(SRC)/mha_backward.c

@@ -16,7 +16,7 @@
 
 local bin = os.getenv("ABH_BIN") or "build/bin"
 local wrap = os.getenv("ABH_WRAP") or ""
-local benches = { decode_bench = true, mha_bench = true }
+local benches = { backward_bench = true, decode_bench = true, mha_bench = true }
 
 local function quote(s) return "'" .. s:gsub("'", [['\'']]) .. "'" end
 
