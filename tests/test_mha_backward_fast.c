@@ -115,11 +115,7 @@ static Grads fast(const Case *c, int threads, long *extra) {
     return r;
 }
 
-static float largest(const Tensor *t) {
-    float most = 0.0f;
-    for (long i = 0; i < t->size; i++) most = fmaxf(most, fabsf(t->data[i]));
-    return most;
-}
+/* largest(t), the largest |entry| of t, is chapter 11's (mha_backward.c). */
 
 /* ---- the tests ------------------------------------------------------------- */
 
