@@ -80,6 +80,9 @@ TANGLED_HEADERS :=
 # set CFLAGS_NAME and LDLIBS_NAME for one program (e.g. -O3 -march=native).
 BENCHES        :=
 FIGURES        :=
+# TEST_DATA: files a test reads that a program makes (chapter 12's trained models);
+# make test, test-valgrind and grade make them first.
+TEST_DATA      :=
 include $(sort $(wildcard mk/*.mk))
 # How the book reads (tools/stats.lua): a student's handout (mk/handout.mk sets
 # HANDOUT) is not held to it, since its stubs change the counts.
@@ -154,12 +157,12 @@ run: $(PROGRAMS:%=$(OUT)/run/%.txt)
 figures: $(FIGURES)
 
 ## Run the TAP suite through prove (make test MODE=debug: under ASan and UBSan).
-test: tools programs $(TEST_BINS) $(if $(BROWSER),html pdf node_modules/.package-lock.json)
+test: tools programs $(TEST_BINS) $(TEST_DATA) $(if $(BROWSER),html pdf node_modules/.package-lock.json)
 	$(call say,PROVE,$(TESTBIN) tests)
 	$(Q)$(PROVE) --norc -e '' $(TEST_BINS) $(SCRIPT_TESTS)
 
 ## Run the TAP suite with every test and every program under valgrind (0 errors, 0 leaks).
-test-valgrind: tools programs $(TEST_BINS)
+test-valgrind: tools programs $(TEST_BINS) $(TEST_DATA)
 	@if [ "$(MODE)" != release ]; then echo "make test-valgrind: use MODE=release (valgrind and ASan do not mix)" >&2; exit 1; fi
 	@sh tools/ensure-tools.sh $(VALGRIND):valgrind
 	$(call say,PROVE,$(TESTBIN) tests under valgrind)
@@ -193,7 +196,7 @@ fuzz: $(FUZZERS:%=build/fuzz/fuzz_%)
 GRADE_LOG := $(OUT)/grade/tests.log
 grade: tools
 	$(Q)mkdir -p $(OUT)/grade
-	$(Q)$(MAKE) --no-print-directory programs $(TEST_BINS) > $(OUT)/grade/build.log 2>&1 || \
+	$(Q)$(MAKE) --no-print-directory programs $(TEST_BINS) $(TEST_DATA) > $(OUT)/grade/build.log 2>&1 || \
 	    { cat $(OUT)/grade/build.log >&2; echo "make grade: the build failed, nothing graded (log: $(OUT)/grade/build.log)" >&2; exit 1; }
 	$(Q)ABH_TEACHER_TESTS=$(call quote,$(TEACHER_TESTS)) $(LUA) tools/grade.lua --format $(call quote,$(FORMAT)) --log $(GRADE_LOG) \
 	    $(if $(strip $(CHAPTERS)),--chapters $(call quote,$(strip $(CHAPTERS))),$(if $(HANDOUT),--assigned '$(ASSIGNED)')) \
