@@ -187,5 +187,40 @@ for _, path in ipairs(quoted) do
   end
 end
 
+-- A ```text block introduced as an excerpt of a file a build writes, by the line
+-- before it ending "(from `build/...`):", shows lines of that file: each one must
+-- be a line of it. (Chapter 12's training log: too slow to run as a session.)
+-- A file a handout could not make (its program stopped at a stub) is skipped.
+for _, chapter in ipairs(chapters) do
+  local lines = {}
+  for text in io.lines(chapter) do lines[#lines + 1] = text end
+  for n, text in ipairs(lines) do
+    local file = text:match("%(from `(build/[^`]+)`%):%s*$")
+    if file and (lines[n + 1] or ""):match("^```text") then
+      count = count + 1
+      local name = string.format("%s:%d: every line of the excerpt is a line of %s", chapter, n + 1, file)
+      local have, f = {}, io.open(file)
+      if not f then
+        print("ok " .. count .. " - " .. name .. " # SKIP " .. file .. " was not made (make makes it)")
+      else
+        for line in f:lines() do have[line] = true end
+        f:close()
+        local missing
+        for i = n + 2, #lines do
+          if lines[i]:match("^```") then break end
+          if not have[lines[i]] then missing = missing or lines[i] end
+        end
+        if missing then
+          failed = failed + 1
+          print("not ok " .. count .. " - " .. name)
+          print("#   not in the file: " .. missing)
+        else
+          print("ok " .. count .. " - " .. name)
+        end
+      end
+    end
+  end
+end
+
 print("1.." .. count)
 os.exit(failed == 0 and 0 or 1)
