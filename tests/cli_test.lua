@@ -17,12 +17,23 @@
 local bin = os.getenv("ABH_BIN") or "build/bin"
 local wrap = os.getenv("ABH_WRAP") or ""
 local benches = { backward_bench = true, decode_bench = true, mha_bench = true }
+-- A program that trains (chapter 12) is given --steps 2 in every run that does not
+-- set --steps itself, so that each flag is tried in a moment, not a training run.
+local trainers = { induction = true }
 
 local function quote(s) return "'" .. s:gsub("'", [['\'']]) .. "'" end
 
 -- Runs program name with args (a list); returns exit status, stdout, stderr.
 local tmp = assert(io.popen("mktemp -d /tmp/abh-cli-XXXXXX")):read("l")
 local function run(name, args)
+  if trainers[name] then
+    local given = {}
+    for _, a in ipairs(args) do given[a] = true end
+    if not (given["--steps"] or given["--help"] or given["-h"]) then
+      args = { table.unpack(args) }
+      args[#args + 1], args[#args + 2] = "--steps", "2"
+    end
+  end
   local words = {}
   for i, a in ipairs(args) do words[i] = quote(a) end
   local cmd = string.format("%s %s/%s %s >%s/out 2>%s/err", wrap, bin, name, table.concat(words, " "), tmp, tmp)
@@ -97,7 +108,7 @@ for _, name in ipairs(programs) do
   local case = tmp .. "/" .. name .. "-case"
   local values = { ["--batch"] = "2", ["--seq"] = "3", ["--dim"] = "8", ["--heads"] = "2", ["--kv-heads"] = "1",
                    ["--kv-seq"] = "4", ["--seed"] = "7", ["--dropout"] = "0.2", ["--load"] = case,
-                   ["--dump"] = tmp .. "/" .. name .. "-dump" }
+                   ["--dump"] = tmp .. "/" .. name .. "-dump", ["--ablate"] = "0.0", ["--steps"] = "2" }
   -- --load reads a case the program dumped itself, with the --heads it was made with
   if lists["--load"] then
     local s, _, e = run(name, { "--quiet", "--dump", case })
