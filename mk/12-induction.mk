@@ -25,9 +25,65 @@ $(MODELS)/%/history.npy: build/bin/induction
 	elif [ $$status != 0 ]; then cat $(MODELS)/$*.err >&2; rm -rf $(MODELS)/$*.tmp; exit 1; fi; \
 	rm -rf $(MODELS)/$* && mv $(MODELS)/$*.tmp $(MODELS)/$* && mv $(MODELS)/$*.txt.tmp $(MODELS)/$*.txt
 $(OUT)/run/induction.txt: $(MODELS)/two-layers/history.npy
-	$(call say,RUN,induction > $@ (the two-layer training's printout))
+	$(call say,RUN,induction > $@ (the two-layer run, printed))
 	$(Q)mkdir -p $(@D) && if [ -f $(MODELS)/two-layers.txt ]; then cp $(MODELS)/two-layers.txt $@; fi
 ifneq ($(MODE),release)
 build/bin/induction: $(SRC)/induction.c $(SRC)/tensor.h $(SRC)/tensor.c
 	$(Q)$(MAKE) --no-print-directory MODE=release build/bin/induction
 endif
+
+# The chapter's three figures, drawn from the two trained models in $(MODELS): how the
+# two-layer model learned (its history.npy, with the one-layer model's dashed), and each
+# model's heads on the first held-out sequence (attn.npy, with example.npy's tokens and
+# copy). FIG_RUN is the run that made each figure's numbers, which the caption quotes
+# (tests/transcripts_test.lua checks it); the recipes refuse a FIG_RUN that is no longer
+# the training rule's command above.
+FIGURES += figures/induction_training.svg figures/induction_heads.svg figures/induction_one_layer.svg
+INDUCTION_FIG := $(OUT)/fig/induction
+check_fig_run = [ "$(FIG_RUN)" = "induction $(TRAIN_$(1)) --every 50" ] || \
+    { echo "$@: FIG_RUN is '$(FIG_RUN)', but $(MODELS)/$(1) is trained by 'induction $(TRAIN_$(1)) --every 50'" >&2; exit 1; }
+
+# The held-out loss above; the accuracy and the best head's two scores below, over the
+# steps. Shaded: the drop, from the last row where both scores are under 0.2 to the
+# first where both are 0.6 or more.
+figures/induction_training.svg: FIG_RUN = induction --layers 2 --every 50
+figures/induction_training.svg: $(MODELS)/two-layers/history.npy $(MODELS)/one-layer/history.npy \
+                                $(BIN)/npy2dat tools/induction_training.gp | tools
+	$(call say,PLOT,$@)
+	$(Q)$(call check_fig_run,two-layers)
+	$(Q)mkdir -p $(OUT)/fig
+	$(Q){ $(BIN)/npy2dat $(MODELS)/two-layers/history.npy; printf '\n\n'; \
+	      $(BIN)/npy2dat $(MODELS)/one-layer/history.npy; } > $(INDUCTION_FIG)_training.dat
+	$(Q)drop=$$(awk '/^$$/ { exit } !e && $$5 < 0.2 && $$6 < 0.2 { s = $$1 } !e && $$5 >= 0.6 && $$6 >= 0.6 { e = $$1 } \
+	        END { printf "drop0=%d; drop1=%d", s, e }' $(INDUCTION_FIG)_training.dat); \
+	$(GNUPLOT) -e "data='$(INDUCTION_FIG)_training.dat'; out='$@.tmp'; $$drop; \
+	    heading='$(FIG_RUN): 128 held-out sequences, every 50 steps (dashed: --layers 1)'" \
+	    tools/induction_training.gp
+	$(Q)mv $@.tmp $@
+
+# Every head's weights on held-out sequence 0, titled with its scores from the run's
+# printout (the first layer's previous-token score, the last layer's induction score).
+figures/induction_heads.svg: FIG_RUN = induction --layers 2 --every 50
+figures/induction_heads.svg: INDUCTION_MODEL = two-layers
+figures/induction_heads.svg: INDUCTION_LAYOUT = 2,2
+figures/induction_heads.svg: $(MODELS)/two-layers/history.npy
+figures/induction_one_layer.svg: FIG_RUN = induction --layers 1 --every 50
+figures/induction_one_layer.svg: INDUCTION_MODEL = one-layer
+figures/induction_one_layer.svg: INDUCTION_LAYOUT = 1,2
+figures/induction_one_layer.svg: $(MODELS)/one-layer/history.npy
+figures/induction_heads.svg figures/induction_one_layer.svg: figures/%.svg: $(BIN)/npy2dat tools/induction_maps.gp | tools
+	$(call say,PLOT,$@)
+	$(Q)$(call check_fig_run,$(INDUCTION_MODEL))
+	$(Q)mkdir -p $(OUT)/fig
+	$(Q)$(BIN)/npy2dat $(MODELS)/$(INDUCTION_MODEL)/attn.npy > $(OUT)/fig/$*.dat
+	$(Q)$(BIN)/npy2dat $(MODELS)/$(INDUCTION_MODEL)/example.npy > $(OUT)/fig/$*.example
+	$(Q)tokens=$$(awk 'NR == 1 { for (i = 1; i < NF; i++) printf "%s%d", (i > 1 ? "|" : ""), $$i }' $(OUT)/fig/$*.example); \
+	copy=$$(awk 'NR == 2 { for (i = 1; i <= NF; i++) { if ($$i == 1 && !s) s = i; if ($$i == 2 && !d) d = i; n += $$i == 1 } \
+	        printf "src=%d; dst=%d; len=%d", s - 1, d - 1, n }' $(OUT)/fig/$*.example); \
+	titles=$$(awk '$$1 == "layer" && $$3 == "head" { l[++n] = $$2; h[n] = $$4; p[n] = $$5; q[n] = $$6; if ($$2 + 1 > L) L = $$2 + 1 } \
+	        END { for (i = 1; i <= n; i++) printf "%slayer %d, head %d: %s", (i > 1 ? "|" : ""), l[i], h[i], \
+	            L == 1 ? "previous-token " p[i] ", induction " q[i] : l[i] == 0 ? "previous-token " p[i] : "induction " q[i] }' \
+	        $(MODELS)/$(INDUCTION_MODEL).txt); \
+	$(GNUPLOT) -e "data='$(OUT)/fig/$*.dat'; out='$@.tmp'; layout='$(INDUCTION_LAYOUT)'; tokens='$$tokens'; $$copy; \
+	    titles='$$titles'; heading='$(FIG_RUN): each head on the first held-out sequence'" tools/induction_maps.gp
+	$(Q)mv $@.tmp $@
