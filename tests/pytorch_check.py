@@ -13,9 +13,14 @@ A file that sets GRADIENTS = True (chapter 11's mha_backward) also runs autograd
 backward() on (out * dout).sum(), with dout from the case's or the dump's dout.npy
 (an input of the program, not of forward()), and compares every KEY.grad.npy the
 program wrote with .grad: the parameters', X's, and the module's retained scores'.
+A file that checks more than one run of a program against each other, as chapter 12's
+induction.py replays a training, defines replay(check, root) instead of (or beside)
+cases(): check is this module (ok, diag, skip, run_program, max_error, BIN, WRAP),
+root a directory for its files.
 
 Run it through tests/pytorch_check.sh, which finds a python3 with NumPy and
-torch, or reports the check as skipped.
+torch, or reports the check as skipped; `tests/pytorch_check.sh NAME ...` runs
+only tests/pytorch/NAME.py.
 """
 import glob
 import importlib.util
@@ -45,6 +50,10 @@ def ok(cond, name, detail=""):
         failed += 1
         if detail:
             print("  # " + detail)
+
+
+def diag(message):
+    print("  # " + message)
 
 
 def skip(reason):
@@ -162,20 +171,25 @@ def load(path):
     return module
 
 
-def main():
+def main(names):
     print("TAP version 13")
     torch.manual_seed(0)
+    paths = sorted(glob.glob(os.path.join(HERE, "pytorch", "*.py")))
+    if names:
+        paths = [os.path.join(HERE, "pytorch", name + ".py") for name in names]
     with tempfile.TemporaryDirectory() as root:
-        for path in sorted(glob.glob(os.path.join(HERE, "pytorch", "*.py"))):
+        for path in paths:
             cases = load(path)
             gradients = getattr(cases, "GRADIENTS", False)
-            for i, (description, net, inputs, flags) in enumerate(cases.cases()):
+            for i, (description, net, inputs, flags) in enumerate(getattr(cases, "cases", lambda: [])()):
                 run_case(cases.PROGRAM, i, description, net, inputs, flags, root, gradients)
             for name, make_net, inputs, flags in getattr(cases, "examples", lambda: [])():
                 run_example(cases.PROGRAM, name, make_net, inputs, flags, root, gradients)
+            if hasattr(cases, "replay"):
+                cases.replay(sys.modules[__name__], root)
     print(f"1..{count}")
     return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
