@@ -25,7 +25,7 @@ $(MODELS)/%/history.npy: build/bin/induction
 	elif [ $$status != 0 ]; then cat $(MODELS)/$*.err >&2; rm -rf $(MODELS)/$*.tmp; exit 1; fi; \
 	rm -rf $(MODELS)/$* && mv $(MODELS)/$*.tmp $(MODELS)/$* && mv $(MODELS)/$*.txt.tmp $(MODELS)/$*.txt
 $(OUT)/run/induction.txt: $(MODELS)/two-layers/history.npy
-	$(call say,RUN,induction > $@ (the two-layer training's printout))
+	$(call say,RUN,induction > $@ (the printout of the two-layer training))
 	$(Q)mkdir -p $(@D) && if [ -f $(MODELS)/two-layers.txt ]; then cp $(MODELS)/two-layers.txt $@; fi
 ifneq ($(MODE),release)
 build/bin/induction: $(SRC)/induction.c $(SRC)/tensor.h $(SRC)/tensor.c
