@@ -49,6 +49,6 @@ return {
          "        m[i] = o->beta1 * m[i] + (1.0f - o->beta1) * g[i];" },
   { exercise = "12.4", chapter = CH,
     mistake = "the last weight of each tensor left out of the loop",
-    from = "for (long i = 0; i < n; i++) {\n        m[i] =",
-    to = "for (long i = 0; i < n - 1; i++) {\n        m[i] =" },
+    from = "for (long i = 0; i < n; i++)",
+    to = "for (long i = 0; i < n - 1; i++)" },
 }
