@@ -131,7 +131,7 @@ FUZZ_OPTIONS_mask   := -close_fd_mask=2 -max_len=512
 FUZZ_OPTIONS_tangle := -max_len=4096 -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/tangle.dict
 
 .PHONY: all help programs run figures test test-valgrind fuzz html pdf clean tools handout grade check-handout \
-        check-mistakes check-cross bench stats
+        check-mistakes check-cross bench stats test-data
 .DELETE_ON_ERROR:
 
 ## Build everything: tangle the chapters, compile, run every program, draw every figure.
@@ -155,6 +155,10 @@ run: $(PROGRAMS:%=$(OUT)/run/%.txt)
 
 ## Redraw every figure in figures/ from the programs' own output.
 figures: $(FIGURES)
+
+# The files the tests read that programs make (TEST_DATA: chapter 12's trained models);
+# tools/check-mistakes.lua makes them in its copy of the book.
+test-data: $(TEST_DATA)
 
 ## Run the TAP suite through prove (make test MODE=debug: under ASan and UBSan).
 test: tools programs $(TEST_BINS) $(TEST_DATA) $(if $(BROWSER),html pdf node_modules/.package-lock.json)

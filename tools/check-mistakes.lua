@@ -138,8 +138,8 @@ end
 if #exercises == 0 then die("tests/mistakes/*.lua list no mistake") end
 for e in pairs(only) do if not seen[e] then die("tests/mistakes/*.lua list no mistake for Exercise " .. e) end end
 
-io.write("  MAKE    programs and " .. #all .. " test binaries in " .. COPY .. "\n")
-local built, log = build({ "programs", table.unpack(all) })
+io.write("  MAKE    programs, the data the tests read and " .. #all .. " test binaries in " .. COPY .. "\n")
+local built, log = build({ "programs", "test-data", table.unpack(all) })
 if not built then io.stderr:write(read(log)) die("the book does not build in " .. COPY .. " (see " .. log .. ")") end
 
 -- The book as it is: every test of each exercise passes.
