@@ -18,7 +18,8 @@ local bin = os.getenv("ABH_BIN") or "build/bin"
 local wrap = os.getenv("ABH_WRAP") or ""
 local benches = { backward_bench = true, decode_bench = true, mha_bench = true }
 -- A program that trains (chapter 12) is given --steps 2 in every run that does not
--- set --steps itself, so that each flag is tried in a moment, not a training run.
+-- set --steps itself, so that each flag is tried in a moment, not a training run
+-- (--steps 0 beside --ablate, which silences a head of a model it does not train).
 local trainers = { induction = true }
 
 local function quote(s) return "'" .. s:gsub("'", [['\'']]) .. "'" end
@@ -31,7 +32,7 @@ local function run(name, args)
     for _, a in ipairs(args) do given[a] = true end
     if not (given["--steps"] or given["--help"] or given["-h"]) then
       args = { table.unpack(args) }
-      args[#args + 1], args[#args + 2] = "--steps", "2"
+      args[#args + 1], args[#args + 2] = "--steps", given["--ablate"] and "0" or "2"   -- a head is silenced untrained
     end
   end
   local words = {}

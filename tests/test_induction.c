@@ -758,7 +758,7 @@ static void test_refusals(const char *tmp) {
     save_npy(bad, "layers.0.v_proj.weight", &narrow);
     tensor_free(&narrow);
     snprintf(wrong, sizeof wrong, "%s/layers.0.v_proj.weight.npy: shape (32, 31), expected (32, 32)", bad);
-    refused(never, ARGS("--steps", "-1", "--dump", never), "--steps -1: must be from 1 to", "--steps -1");
+    refused(never, ARGS("--steps", "-1", "--dump", never), "--steps -1: must be from 0 to", "--steps -1");
     refused(never, ARGS("--lr", "0", "--dump", never), "--lr 0: must be above 0 and at most 1", "--lr 0");
     refused(never, ARGS("--lr", "2", "--dump", never), "--lr 2: must be above 0 and at most 1", "--lr 2");
     refused(never, ARGS("--layers", "5", "--dump", never), "--layers 5: at most 4", "--layers 5 (at most 4)");
@@ -766,6 +766,8 @@ static void test_refusals(const char *tmp) {
             "to 1.1", "--ablate 3.0 (no layer 3)");
     refused(never, ARGS("--ablate", "x", "--steps", "0", "--dump", never), "--ablate x: give layer.head",
             "--ablate x");
+    refused(never, ARGS("--ablate", "0.0", "--steps", "5", "--dump", never),
+            "--ablate 0.0: a silenced head would train back", "--ablate with training steps");
     refused(never, ARGS("--ablate", "1.2", "--steps", "0", "--dump", never), "--ablate 1.2: give layer.head",
             "--ablate 1.2 (no head 2 of 2)");
     refused(never, ARGS("--load", empty, "--heads", "2", "--dump", never), "no layers.0.q_proj.weight.npy",
