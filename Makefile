@@ -210,7 +210,8 @@ grade: tools
 # HANDOUT_DIR must be new, empty, or a handout made before (.abh-handout at its
 # top, which is kept out of the handout's git commit): tools/handout.lua
 # refuses anything else before it deletes or writes a thing. The compile
-# check's log goes to build/, never beside HANDOUT_DIR.
+# check's log goes to build/, never beside HANDOUT_DIR (make check-handout
+# gives each handout it checks its own: HANDOUT_LOG=build/check-handout/NAME.handout.log).
 HANDOUT_LOG := build/handout-check.log
 handout: tools
 	$(call say,HANDOUT,$(HANDOUT_DIR) from chapters $(or $(CHAPTERS),(all)))
@@ -227,6 +228,7 @@ handout: tools
 	    printf '  %-7s %s\n' GIT $(call quote,$(HANDOUT_DIR))": a new repository, one commit, no history of the book"; fi
 
 ## Check handouts end to end (CHAPTERS="1 3": those; default each chapter alone, then all).
+# Two checks at a time (the cores, at most 2; CHECK_HANDOUT_JOBS=N runs N).
 check-handout: tools
 	$(Q)sh tools/check-handout.sh $(CHAPTERS)
 
