@@ -71,6 +71,21 @@ local function stub_in(lines, status)
   end
 end
 
+-- A session that loads a directory make trains (chapter 12's build/induction/NAME)
+-- needs what the training needed: in a handout whose exercise stopped the training
+-- at its stub, the directory is missing and NAME.err names the exercise.
+local function made_without(command)
+  local dir = command:match("%-%-load (build/%S+)")
+  local there = dir and io.open(dir .. "/.")
+  if there then there:close() end
+  if not dir or there then return nil end
+  local f = io.open(dir:gsub("/$", "") .. ".err")
+  if not f then return nil end
+  local err = f:read("a")
+  f:close()
+  return err:match("not implemented yet: (Exercise [%d.]*%d)")
+end
+
 -- The first line where two lists differ, or nil when they are equal.
 local function first_difference(got, want)
   for i = 1, math.max(#got, #want) do
@@ -96,7 +111,7 @@ for _, chapter in ipairs(chapters) do
     local i = first_difference(got, s.expected)
     count = count + 1
     local name = string.format("%s:%d: `%s` prints what the chapter shows", s.chapter, s.line, s.command)
-    local stub = stub_in(got, status)
+    local stub = stub_in(got, status) or made_without(s.command)
     if stub and i then
       print("ok " .. count .. " - " .. name .. " # SKIP needs " .. stub .. ", not implemented yet")
     elseif exited_ok and not i then
