@@ -27,6 +27,10 @@
  *                                  reads, as float), e.g. to rename a dump's files
  *                                  for another program's --load
  *   load_written(dir, name)        DIR/NAME.npy, or an empty Tensor if no run wrote it
+ *   same_shape(t, ndim, shape)     t was written, at exactly that shape
+ *   wrote_shapes(dir, files, n)    DIR holds each Written file at its shape (a diag names
+ *                                  the others)
+ *   same_npy(d1, d2, name)         DIR1/NAME.npy and DIR2/NAME.npy, byte for byte
  *   same_word_share(x, att, T, &on, &spread)
  *                                  a map over chapter 1's sentence: the least share of
  *                                  a row on the keys of its own word, and their spread
@@ -268,6 +272,45 @@ RUN_FN Tensor load_written(const char *dir, const char *name) {
     snprintf(path, sizeof path, "%s/%s.npy", dir, name);
     npy_try_load(path, NPY_MASK, &t);
     return t;
+}
+
+/* t was read (load_written found it) and has exactly the shape (ndim, shape). */
+RUN_FN int same_shape(const Tensor *t, int ndim, const int *shape) {
+    if (!t->data || t->ndim != ndim) return 0;
+    for (int d = 0; d < ndim; d++) if (t->shape[d] != shape[d]) return 0;
+    return 1;
+}
+
+/* A file a run should write, DIR/NAME.npy, and its shape. */
+typedef struct Written { const char *name; int ndim, shape[4]; } Written;
+
+/* DIR holds each of files[0 .. n) at its shape; a diag names each file missing or of
+ * another shape, unless a stub stopped the run (then nothing can be said of its files). */
+RUN_FN int wrote_shapes(const char *dir, const Written *files, int n) {
+    int all = 1;
+    for (int i = 0; i < n; i++) {
+        Tensor t = load_written(dir, files[i].name);
+        if (!same_shape(&t, files[i].ndim, files[i].shape)) {
+            char s[64];
+            shape_str(s, sizeof s, t.ndim, t.shape);
+            if (tap_stub[0]) {}
+            else if (t.data) diag("%s.npy has shape %s", files[i].name, s);
+            else diag("%s.npy was not written", files[i].name);
+            all = 0;
+        }
+        tensor_free(&t);
+    }
+    return all;
+}
+
+/* DIR1/NAME.npy and DIR2/NAME.npy hold the same bytes (a diag names one that does not). */
+RUN_FN int same_npy(const char *d1, const char *d2, const char *name) {
+    char p1[1200], p2[1200];
+    snprintf(p1, sizeof p1, "%s/%s.npy", d1, name);
+    snprintf(p2, sizeof p2, "%s/%s.npy", d2, name);
+    if (same_file(p1, p2)) return 1;
+    if (!tap_stub[0]) diag("%s and %s differ", p1, p2);
+    return 0;
 }
 
 /* For a map att (T, T) over a sentence x (T, 16) of chapter 1's: the least

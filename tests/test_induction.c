@@ -643,7 +643,7 @@ static void test_silence_head(void) {
 
 /* Every file a run of `--steps 30 --every 10` dumps with the default sizes
  * (B = 16, T = 32, D = 32, H = 2, L = 2), and its shape. */
-static const struct { const char *name; int ndim, shape[4]; } run_files[] = {
+static const Written run_files[] = {
     { "history", 2, { 3, 6 } },        { "losses", 1, { 30 } },          { "tokens", 3, { 30, 16, 33 } },
     { "counted", 3, { 30, 16, 32 } },  { "example", 2, { 2, 33 } },      { "attn", 4, { 2, 2, 32, 32 } },
     { "tok_emb.weight", 2, { 32, 32 } }, { "pos_emb.weight", 2, { 32, 32 } },
@@ -651,21 +651,7 @@ static const struct { const char *name; int ndim, shape[4]; } run_files[] = {
 };
 enum { NRUN_FILES = sizeof run_files / sizeof run_files[0] };
 
-static int same_shape(const Tensor *t, int ndim, const int *shape) {
-    if (!t->data || t->ndim != ndim) return 0;
-    for (int d = 0; d < ndim; d++) if (t->shape[d] != shape[d]) return 0;
-    return 1;
-}
 
-/* DIR1/NAME.npy and DIR2/NAME.npy hold the same bytes (a diag names one that does not). */
-static int same_npy(const char *d1, const char *d2, const char *name) {
-    char p1[1200], p2[1200];
-    snprintf(p1, sizeof p1, "%s/%s.npy", d1, name);
-    snprintf(p2, sizeof p2, "%s/%s.npy", d2, name);
-    if (same_file(p1, p2)) return 1;
-    if (!tap_stub[0]) diag("%s and %s differ", p1, p2);
-    return 0;
-}
 
 /* Every file of a dump of L layers (weights, and `extra` of run_files' others) the same. */
 static int same_dump(const char *d1, const char *d2, int L, int extra) {
@@ -695,19 +681,7 @@ static void test_program(const char *tmp) {
        strstr(run_out, "held-out: loss ") && strstr(run_out, "layer 1 head 1 "),
        "induction --steps 30 --every 10 prints a progress line at steps 10, 20 and 30, then the held-out scores of "
        "every head");
-    int shapes = 1;
-    for (int i = 0; i < NRUN_FILES; i++) {
-        Tensor t = load_written(a, run_files[i].name);
-        if (!same_shape(&t, run_files[i].ndim, run_files[i].shape)) {
-            char s[64];
-            shape_str(s, sizeof s, t.ndim, t.shape);
-            if (tap_stub[0]) {}                   /* the run stopped at a stub: nothing to say of its files */
-            else if (t.data) diag("%s.npy has shape %s", run_files[i].name, s);
-            else diag("%s.npy was not written", run_files[i].name);
-            shapes = 0;
-        }
-        tensor_free(&t);
-    }
+    int shapes = wrote_shapes(a, run_files, NRUN_FILES);
     ok(status == 0 && shapes, "--dump writes history (3, 6), losses (30), tokens (30, 16, 33), counted (30, 16, 32), "
        "example (2, 33), attn (2, 2, 32, 32) and every weight under its state_dict name");
     Tensor history = load_written(a, "history"), losses = load_written(a, "losses");

@@ -636,7 +636,7 @@ static void test_lean_against_plain(void) {
 
 /* Every file --dump writes beside gqa's, with its shape for the case below:
  * (B, T, D, H, G) = (2, 5, 12, 6, 3), hd = 2. */
-static const struct { const char *name; int ndim, shape[4]; } grad_files[] = {
+static const Written grad_files[] = {
     { "q_proj.weight.grad", 2, { 12, 12 } }, { "q_proj.bias.grad", 1, { 12 } },
     { "k_proj.weight.grad", 2, { 6, 12 } },  { "k_proj.bias.grad", 1, { 6 } },
     { "v_proj.weight.grad", 2, { 6, 12 } },  { "v_proj.bias.grad", 1, { 6 } },
@@ -647,21 +647,7 @@ static const struct { const char *name; int ndim, shape[4]; } grad_files[] = {
 enum { NGRAD_FILES = sizeof grad_files / sizeof grad_files[0] };
 #define CASE_FLAGS "--batch", "2", "--seq", "5", "--dim", "12", "--heads", "6", "--kv-heads", "3"
 
-static int same_shape(const Tensor *t, int ndim, const int *shape) {
-    if (!t->data || t->ndim != ndim) return 0;
-    for (int d = 0; d < ndim; d++) if (t->shape[d] != shape[d]) return 0;
-    return 1;
-}
 
-/* DIR1/NAME.npy and DIR2/NAME.npy hold the same bytes (a diag names one that does not). */
-static int same_npy(const char *d1, const char *d2, const char *name) {
-    char p1[1200], p2[1200];
-    snprintf(p1, sizeof p1, "%s/%s.npy", d1, name);
-    snprintf(p2, sizeof p2, "%s/%s.npy", d2, name);
-    if (same_file(p1, p2)) return 1;
-    if (!tap_stub[0]) diag("%s and %s differ", p1, p2);
-    return 0;
-}
 
 /* A case's weights and X, written by the test itself into dir (gqa's file names): a
  * directory to --load that no run of the program had to make. */
@@ -721,19 +707,7 @@ static void test_program(const char *tmp) {
     double lean = number_after(run_out, "lean pass against the plain one: largest difference ");
     ok(status == 0 && lean <= 1e-5, "it prints the lean pass's largest difference from the plain one, under 1e-5 "
        "(%.3g)", lean);
-    int shapes = 1;
-    for (int i = 0; i < NGRAD_FILES; i++) {
-        Tensor t = load_written(d1, grad_files[i].name);
-        if (!same_shape(&t, grad_files[i].ndim, grad_files[i].shape)) {
-            char s[64];
-            shape_str(s, sizeof s, t.ndim, t.shape);
-            if (tap_stub[0]) {}                 /* the run stopped at a stub: nothing to say of its files */
-            else if (t.data) diag("%s.npy has shape %s", grad_files[i].name, s);
-            else diag("%s.npy was not written", grad_files[i].name);
-            shapes = 0;
-        }
-        tensor_free(&t);
-    }
+    int shapes = wrote_shapes(d1, grad_files, NGRAD_FILES);
     ok(status == 0 && shapes, "--dump writes dout.npy, scores.grad.npy (B, H, T, T) and one KEY.grad.npy per "
        "parameter and for X, each of its tensor's shape (k_proj.weight.grad (6, 12))");
     mkdir(d1, 0777);                  /* there even after a stub, for the files written below */
