@@ -252,13 +252,13 @@ RUN_FN int run(const char *name, const char *const *args) {
 
 /* DIR/NAME.npy, read as float whatever its dtype (masks included). */
 RUN_FN Tensor load_npy(const char *dir, const char *name) {
-    char path[1100];
+    char path[4096];
     snprintf(path, sizeof path, "%s/%s.npy", dir, name);
     return npy_load(path, NPY_MASK);
 }
 
 RUN_FN void save_npy(const char *dir, const char *name, const Tensor *t) {
-    char path[1100];
+    char path[4096];
     snprintf(path, sizeof path, "%s/%s.npy", dir, name);
     npy_save(path, t);
 }
@@ -267,7 +267,7 @@ RUN_FN void save_npy(const char *dir, const char *name, const Tensor *t) {
  * stopped first (at a stub, in a handout): the test reading it then fails, or
  * is skipped, under its own name, instead of this process dying here. */
 RUN_FN Tensor load_written(const char *dir, const char *name) {
-    char path[1100];
+    char path[4096];
     Tensor t = {0};
     snprintf(path, sizeof path, "%s/%s.npy", dir, name);
     npy_try_load(path, NPY_MASK, &t);
