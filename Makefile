@@ -11,6 +11,7 @@ PANDOC  ?= pandoc
 VALGRIND ?= valgrind
 FUZZ_CC ?= clang#     make fuzz: a clang with libFuzzer (Debian: clang, libclang-rt-14-dev)
 FUZZ_SECONDS ?= 60#   make fuzz: how long each fuzzer runs
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)#  make test: how many test files run at once (default: the cores)
 V       ?= 0#         V=1 shows the commands
 CHAPTERS ?=#          make handout: the chapters whose exercises are cut out ("1 3"; empty: all);
 #                     make grade: the chapters graded alone (empty: every chapter)
@@ -163,7 +164,7 @@ test-data: $(TEST_DATA)
 ## Run the TAP suite through prove (make test MODE=debug: under ASan and UBSan).
 test: tools programs $(TEST_BINS) $(TEST_DATA) $(if $(BROWSER),html pdf node_modules/.package-lock.json)
 	$(call say,PROVE,$(TESTBIN) tests)
-	$(Q)$(PROVE) --norc -e '' $(TEST_BINS) $(SCRIPT_TESTS)
+	$(Q)$(PROVE) --norc -j$(TEST_JOBS) -e '' $(TEST_BINS) $(SCRIPT_TESTS)
 
 ## Run the TAP suite with every test and every program under valgrind (0 errors, 0 leaks).
 test-valgrind: tools programs $(TEST_BINS) $(TEST_DATA)
@@ -172,8 +173,8 @@ test-valgrind: tools programs $(TEST_BINS) $(TEST_DATA)
 	$(call say,PROVE,$(TESTBIN) tests under valgrind)
 	$(Q)rm -rf $(OUT)/valgrind && mkdir -p $(OUT)/valgrind
 	$(Q)status=0; \
-	ABH_WRAP='$(VALGRIND_RUN)' $(PROVE) --norc -e '$(VALGRIND_RUN)' $(TEST_BINS) || status=1; \
-	ABH_WRAP='$(VALGRIND_RUN)' $(PROVE) --norc -e '' $(SCRIPT_TESTS) || status=1; \
+	ABH_WRAP='$(VALGRIND_RUN)' $(PROVE) --norc -j$(TEST_JOBS) -e '$(VALGRIND_RUN)' $(TEST_BINS) || status=1; \
+	ABH_WRAP='$(VALGRIND_RUN)' $(PROVE) --norc -j$(TEST_JOBS) -e '' $(SCRIPT_TESTS) || status=1; \
 	logs=$$(find $(OUT)/valgrind -name '*.log' -size +0 | sort); \
 	for log in $$logs; do echo "== $$log"; cat "$$log"; done >&2; \
 	echo "valgrind: $$(ls $(OUT)/valgrind | wc -l) processes checked, $$(echo $$logs | wc -w) with errors or leaks"; \

@@ -18,15 +18,29 @@ export ABH_MODELS := $(MODELS)
 TRAIN_two-layers := --layers 2
 TRAIN_one-layer  := --layers 1
 TEST_DATA += $(MODELS)/two-layers/history.npy $(MODELS)/one-layer/history.npy
+# ABH_MODEL_CACHE=DIR (make check-handout sets it, for its many copies of the book): a
+# model is copied from DIR when a program with the same bytes was trained there with the
+# same flags, since training gives the same bits every run; each model trained is kept in
+# DIR/KEY/, KEY a hash of the program and its flags.
 $(MODELS)/%/history.npy: build/bin/induction
 	$(call say,TRAIN,$(MODELS)/$* (build/bin/induction $(TRAIN_$*) --every 50))
-	$(Q)mkdir -p $(MODELS) && rm -rf $(MODELS)/$*.tmp && status=0; \
-	build/bin/induction $(TRAIN_$*) --every 50 --dump $(MODELS)/$*.tmp > $(MODELS)/$*.txt.tmp \
-	    2> $(MODELS)/$*.err || status=$$?; \
+	$(Q)mkdir -p $(MODELS) && rm -rf $(MODELS)/$*.tmp && status=0 && cache=; \
+	if [ -n "$$ABH_MODEL_CACHE" ]; then \
+	    cache=$$ABH_MODEL_CACHE/$$({ cat build/bin/induction; echo "$(TRAIN_$*) --every 50"; } | sha256sum | cut -c1-32); fi; \
+	if [ -n "$$cache" ] && [ -f "$$cache/model/history.npy" ]; then \
+	    printf '  %-7s %s\n' '' "the same program's model, from $$cache"; \
+	    cp -R "$$cache/model" $(MODELS)/$*.tmp && cp "$$cache/printout.txt" $(MODELS)/$*.txt.tmp && : > $(MODELS)/$*.err || exit 1; \
+	else \
+	    build/bin/induction $(TRAIN_$*) --every 50 --dump $(MODELS)/$*.tmp > $(MODELS)/$*.txt.tmp \
+	        2> $(MODELS)/$*.err || status=$$?; \
+	fi; \
 	if [ $$status = 3 ] && [ -n "$(HANDOUT)" ]; then \
 	    printf '  %-7s %s\n' TODO "induction: $$(grep -o 'not implemented yet: .*' $(MODELS)/$*.err | tail -n 1)"; \
 	    rm -rf $(MODELS)/$*.tmp $(MODELS)/$*.txt.tmp; exit 0; \
 	elif [ $$status != 0 ]; then cat $(MODELS)/$*.err >&2; rm -rf $(MODELS)/$*.tmp; exit 1; fi; \
+	if [ -n "$$cache" ] && [ ! -d "$$cache" ]; then \
+	    mkdir -p "$$cache.$$$$" && cp -R $(MODELS)/$*.tmp "$$cache.$$$$/model" && cp $(MODELS)/$*.txt.tmp "$$cache.$$$$/printout.txt" && \
+	    mv -T "$$cache.$$$$" "$$cache" 2>/dev/null; rm -rf "$$cache.$$$$"; fi; \
 	rm -rf $(MODELS)/$* && mv $(MODELS)/$*.tmp $(MODELS)/$* && mv $(MODELS)/$*.txt.tmp $(MODELS)/$*.txt
 $(OUT)/run/induction.txt: $(MODELS)/two-layers/history.npy
 	$(call say,RUN,induction > $@ (the printout of the two-layer training))

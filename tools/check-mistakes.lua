@@ -30,11 +30,17 @@ inside the exercise's region) or does not compile.
 
 local USAGE = "usage: lua5.4 tools/check-mistakes.lua [-v] [EXERCISE ...]   (e.g. 5.6)\n"
 
-local verbose, only = false, {}
-for _, a in ipairs(arg) do
+-- --in DIR (given by this script to the copy of itself it runs beside it): check the
+-- mistakes of the exercises named in DIR, a copy of the book already built and checked.
+local verbose, only, given_copy = false, {}, nil
+local i = 1
+while i <= #arg do
+  local a = arg[i]
   if a == "-v" then verbose = true
+  elseif a == "--in" and arg[i + 1] then given_copy = arg[i + 1] i = i + 1
   elseif a:match("^%d+%.%d+$") then only[a] = true
   else io.stderr:write("check-mistakes: " .. a .. ": not an exercise number\n" .. USAGE) os.exit(2) end
+  i = i + 1
 end
 
 local function sh(cmd)
@@ -64,7 +70,7 @@ ls:close()
 local names = {}
 for e in pairs(only) do names[#names + 1] = e end
 table.sort(names)
-local COPY = "build/mistakes/" .. (#names > 0 and table.concat(names, "+") or "all")
+local COPY = given_copy or "build/mistakes/" .. (#names > 0 and table.concat(names, "+") or "all")
 
 -- The test binaries holding an exercise's tests: EXERCISE("N.M", ...) in tests/test_NAME.c
 -- (public: a handout ships them) and tests/teacher/test_NAME.c (hidden).
@@ -95,10 +101,12 @@ local function targets_of(list)
 end
 
 -- The book, copied: what git knows of (tracked, or new and not ignored).
-io.write("  COPY    the book into " .. COPY .. "\n")
-if not sh("rm -rf " .. COPY .. " && mkdir -p " .. COPY ..
-          " && git ls-files -z -co --exclude-standard | xargs -0 cp --parents -t " .. COPY) then
-  die("could not copy the book into " .. COPY .. " (git is needed to list its files)")
+if not given_copy then
+  io.write("  COPY    the book into " .. COPY .. "\n")
+  if not sh("rm -rf " .. COPY .. " " .. COPY .. ".2 && mkdir -p " .. COPY ..
+            " && git ls-files -z -co --exclude-standard | xargs -0 cp --parents -t " .. COPY) then
+    die("could not copy the book into " .. COPY .. " (git is needed to list its files)")
+  end
 end
 
 -- Build targets in the copy; returns ok, the log's path.
@@ -138,12 +146,14 @@ end
 if #exercises == 0 then die("tests/mistakes/*.lua list no mistake") end
 for e in pairs(only) do if not seen[e] then die("tests/mistakes/*.lua list no mistake for Exercise " .. e) end end
 
-io.write("  MAKE    programs, the data the tests read and " .. #all .. " test binaries in " .. COPY .. "\n")
-local built, log = build({ "programs", "test-data", table.unpack(all) })
-if not built then io.stderr:write(read(log)) die("the book does not build in " .. COPY .. " (see " .. log .. ")") end
+if not given_copy then
+  io.write("  MAKE    programs, the data the tests read and " .. #all .. " test binaries in " .. COPY .. "\n")
+  local built, log = build({ "programs", "test-data", table.unpack(all) })
+  if not built then io.stderr:write(read(log)) die("the book does not build in " .. COPY .. " (see " .. log .. ")") end
+end
 
 -- The book as it is: every test of each exercise passes.
-for _, e in ipairs(exercises) do
+for _, e in ipairs(given_copy and {} or exercises) do
   local n, bad = 0, {}
   for _, b in ipairs(binaries[e]) do
     for _, r in ipairs(run_tests(b.path, e)) do
@@ -170,51 +180,97 @@ local function inside_region(text, at, exercise)
   end
 end
 
-local failures = 0
-for _, m in ipairs(mistakes) do
-  if seen[m.exercise] then
-    local path = COPY .. "/" .. m.chapter
-    local original = read(path)
-    local at, last = original:find(m.from, 1, true)
-    local again = at and original:find(m.from, last + 1, true)
-    local what = ("Exercise %-5s %s"):format(m.exercise, m.mistake)
-    if not at or again or not inside_region(original, at, m.exercise) then
-      failures = failures + 1
-      io.write("  FAIL    " .. what .. ": its text is not found exactly once, inside the exercise's region of " ..
-               m.chapter .. "\n")
-    else
-      write(path, original:sub(1, at - 1) .. m.to .. original:sub(last + 1))
-      local ok, blog = build(targets_of(binaries[m.exercise]))
-      if not ok then
+-- Makes each mistake of the exercises in the set `these` in the copy, in turn; returns how
+-- many were not caught or did not apply.
+local function check(these)
+  local failures = 0
+  for _, m in ipairs(mistakes) do
+    if these[m.exercise] then
+      local path = COPY .. "/" .. m.chapter
+      local original = read(path)
+      local at, last = original:find(m.from, 1, true)
+      local again = at and original:find(m.from, last + 1, true)
+      local what = ("Exercise %-5s %s"):format(m.exercise, m.mistake)
+      if not at or again or not inside_region(original, at, m.exercise) then
         failures = failures + 1
-        io.write("  FAIL    " .. what .. ": does not compile (" .. blog .. ")\n")
+        io.write("  FAIL    " .. what .. ": its text is not found exactly once, inside the exercise's region of " ..
+                 m.chapter .. "\n")
       else
-        local caught, n, hidden, nh = {}, 0, {}, 0
-        for _, b in ipairs(binaries[m.exercise]) do
-          for _, r in ipairs(run_tests(b.path, m.exercise)) do
-            local bad = not r.ok and not r.skip
-            if b.hidden then
-              nh = nh + 1
-              if bad then hidden[#hidden + 1] = r.name end
-            else
-              n = n + 1
-              if bad then caught[#caught + 1] = r.name end
+        write(path, original:sub(1, at - 1) .. m.to .. original:sub(last + 1))
+        local ok, blog = build(targets_of(binaries[m.exercise]))
+        if not ok then
+          failures = failures + 1
+          io.write("  FAIL    " .. what .. ": does not compile (" .. blog .. ")\n")
+        else
+          local caught, n, hidden, nh = {}, 0, {}, 0
+          for _, b in ipairs(binaries[m.exercise]) do
+            for _, r in ipairs(run_tests(b.path, m.exercise)) do
+              local bad = not r.ok and not r.skip
+              if b.hidden then
+                nh = nh + 1
+                if bad then hidden[#hidden + 1] = r.name end
+              else
+                n = n + 1
+                if bad then caught[#caught + 1] = r.name end
+              end
             end
           end
+          if #caught == 0 then failures = failures + 1 end
+          io.write(("  %s %s: %d of its %d tests catch it (and %d of %d hidden ones)\n"):format(
+            #caught > 0 and "CAUGHT " or "MISSED ", what, #caught, n, #hidden, nh))
+          if verbose or #caught == 0 then
+            for _, name in ipairs(caught) do io.write("              " .. name .. "\n") end
+            for _, name in ipairs(hidden) do io.write("              (hidden) " .. name .. "\n") end
+          end
         end
-        if #caught == 0 then failures = failures + 1 end
-        io.write(("  %s %s: %d of its %d tests catch it (and %d of %d hidden ones)\n"):format(
-          #caught > 0 and "CAUGHT " or "MISSED ", what, #caught, n, #hidden, nh))
-        if verbose or #caught == 0 then
-          for _, name in ipairs(caught) do io.write("              " .. name .. "\n") end
-          for _, name in ipairs(hidden) do io.write("              (hidden) " .. name .. "\n") end
-        end
+        write(path, original)
       end
-      write(path, original)
     end
   end
+  return failures
 end
-build(all)   -- leave the copy's test binaries as the book's
+
+-- The mistakes, in book order. With two cores or more, the exercises are cut in two parts
+-- of about as many mistakes: this script checks the first, and a copy of it the second, at
+-- the same time, in a copy of the built copy (COPY.2, its lines kept in COPY.2.out and
+-- printed after the first part's).
+if given_copy then
+  local failures = check(seen)
+  build(all)   -- leave the copy's test binaries as the book's
+  os.exit(failures > 0 and 1 or 0)
+end
+local cores = tonumber(io.popen("nproc 2>/dev/null"):read("a"):match("%d+")) or 1
+local first, second, count, n = {}, {}, {}, 0
+for _, m in ipairs(mistakes) do
+  if seen[m.exercise] then count[m.exercise] = (count[m.exercise] or 0) + 1 n = n + 1 end
+end
+local so_far = 0
+for _, e in ipairs(exercises) do
+  if cores >= 2 and #exercises > 1 and so_far >= n / 2 then second[#second + 1] = e else first[e] = true end
+  so_far = so_far + count[e]
+end
+local other
+if #second > 0 then
+  local copy2 = COPY .. ".2"
+  if not sh("cp -a " .. COPY .. " " .. copy2) then die("could not copy " .. COPY .. " to " .. copy2) end
+  io.write("  SPLIT   Exercises " .. table.concat(second, ", ") .. " at the same time, in " .. copy2 .. "\n")
+  other = { out = copy2 .. ".out", pipe = io.popen("lua5.4 tools/check-mistakes.lua --in " .. copy2 ..
+    (verbose and " -v " or " ") .. table.concat(second, " ") .. " > " .. copy2 .. ".out 2>&1; echo $?") }
+end
+local failures = check(first)
+build(all)
+if other then
+  local status = tonumber(other.pipe:read("a"):match("%d+"))
+  other.pipe:close()
+  local lines = read(other.out)
+  io.write(lines)
+  local theirs = 0
+  for line in lines:gmatch("[^\n]+") do
+    if line:match("^  FAIL ") or line:match("^  MISSED ") then theirs = theirs + 1 end
+  end
+  if status ~= 0 and theirs == 0 then die("the check of Exercises " .. table.concat(second, ", ") .. " stopped (see " .. other.out .. ")") end
+  failures = failures + theirs
+end
 if failures > 0 then
   io.write(("check-mistakes: %d mistake(s) not caught by their exercise's own tests, or not applicable\n"):format(failures))
   os.exit(1)
