@@ -46,9 +46,13 @@ SITE_PANDOC   = $(PANDOC) -f commonmark_x -t html5 --template tools/site/page.ht
 CHROMIUM     ?= chromium
 # With chromium and node here, make test checks the site and the PDF in a browser.
 BROWSER       = $(if $(HANDOUT),,$(and $(shell command -v $(CHROMIUM)),$(shell command -v node)))
+# node and npm: make test installs package-lock.json's packages (npm ci) for the browser test
+# and for chapter 10's check against ONNX Runtime
+NPM           = $(if $(HANDOUT),,$(and $(shell command -v node),$(shell command -v npm)))
 # Tests that are scripts: the tangler, handouts, the chapters' shell sessions,
-# every program's --help and flags, the grading and summary tools, PyTorch.
-SCRIPT_TESTS := tests/tangle_test.lua tests/handout_test.lua tests/tools_test.lua tests/transcripts_test.lua tests/figures_test.lua tests/cli_test.lua tests/pytorch_check.sh
+# every program's --help and flags, the grading and summary tools, PyTorch, ONNX Runtime.
+SCRIPT_TESTS := tests/tangle_test.lua tests/handout_test.lua tests/tools_test.lua tests/transcripts_test.lua tests/figures_test.lua tests/cli_test.lua tests/pytorch_check.sh \
+                tests/onnxruntime_check.sh
 
 ifeq ($(MODE),release)
   OUT := build
@@ -100,6 +104,7 @@ TANGLED  := $(SRC)/tensor.h $(SRC)/tensor.c $(PROGRAMS:%=$(SRC)/%.c) $(EXTRA_PRO
             $(TANGLED_HEADERS:%=$(SRC)/%)
 Q        := $(if $(filter 1,$(V)),,@)
 say       = @printf '  %-7s %s\n' '$(1)' '$(2)'
+comma    := ,#  a comma inside an argument of $(call ...)
 # $(call quote,TEXT): TEXT as one word for the shell, in single quotes (for a
 # path the user names, which may hold spaces).
 quote     = '$(subst ','\'',$(1))'
@@ -162,7 +167,7 @@ figures: $(FIGURES)
 test-data: $(TEST_DATA)
 
 ## Run the TAP suite through prove (make test MODE=debug: under ASan and UBSan).
-test: tools programs $(TEST_BINS) $(TEST_DATA) $(if $(BROWSER),html pdf node_modules/.package-lock.json)
+test: tools programs $(TEST_BINS) $(TEST_DATA) $(if $(NPM),node_modules/.package-lock.json) $(if $(BROWSER),html pdf)
 	$(call say,PROVE,$(TESTBIN) tests)
 	$(Q)$(PROVE) --norc -j$(TEST_JOBS) -e '' $(TEST_BINS) $(SCRIPT_TESTS)
 
@@ -242,10 +247,18 @@ check-cross: tools
 	$(Q)sh tools/check-cross.sh
 
 ## Run the benchmarks (timings, not tests): each prints a table, kept in build/bench/NAME.txt.
-bench: $(BENCHES:%=$(BIN)/%)
+# Then mha_fast against ONNX Runtime (tools/onnxruntime.mjs), with node and npm.
+bench: $(BENCHES:%=$(BIN)/%) $(if $(NPM),node_modules/.package-lock.json)
 	$(Q)mkdir -p $(OUT)/bench
 	$(Q)for b in $(BENCHES); do printf '  %-7s %s\n' BENCH "$$b > $(OUT)/bench/$$b.txt"; \
 	    $(BIN)/$$b | tee $(OUT)/bench/$$b.txt || exit 1; done
+	$(Q)if [ -z "$(NPM)" ]; then \
+	    printf '  %-7s %s\n' SKIP "mha_fast against ONNX Runtime: it needs node and npm (apt-get install nodejs npm)"; \
+	else printf '  %-7s %s\n' BENCH "mha_fast against ONNX Runtime > $(OUT)/bench/onnxruntime.txt"; \
+	    { node tools/onnxruntime.mjs bench; echo $$? > $(OUT)/bench/onnxruntime.status; } | \
+	        tee $(OUT)/bench/onnxruntime.txt.tmp; \
+	    [ "$$(cat $(OUT)/bench/onnxruntime.status)" = 0 ] && \
+	    mv $(OUT)/bench/onnxruntime.txt.tmp $(OUT)/bench/onnxruntime.txt; fi
 
 ## Measure how each chapter reads: words, blocks, blocks without prose around them, C lines by job (-v: where).
 stats: tools
@@ -289,9 +302,10 @@ $(SITE)/book.css: tools/site/book.css
 $(SITE)/figures/%.svg: $(if $(HANDOUT),,figures/%.svg)
 	$(Q)mkdir -p $(@D) && cp figures/$*.svg $@
 
-# The browser test's driver, pinned by package-lock.json; it downloads no browser.
-node_modules/.package-lock.json: package.json package-lock.json
-	$(call say,NPM,ci: playwright-core from package-lock.json)
+# The browser test's driver (it downloads no browser) and ONNX Runtime's CPU library with
+# an ONNX writer, pinned by package-lock.json (.npmrc: nothing from outside the registry).
+node_modules/.package-lock.json: package.json package-lock.json .npmrc
+	$(call say,NPM,ci: playwright-core$(comma) onnxruntime-node and onnx-proto from package-lock.json)
 	$(Q)npm ci --no-audit --no-fund --loglevel=error
 
 # The paper book: the site's pages as one page (tools/site/onepage.lua keeps every

@@ -142,7 +142,7 @@ for _, name in ipairs(programs) do
       end
       if f.name == "--load" then
         for _, g in ipairs({ "--heads", "--kv-heads" }) do
-          if lists[g] then args[#args + 1] = g; args[#args + 1] = defaults[g] end
+          if lists[g] then args[#args + 1] = g; args[#args + 1] = defaults[g] or "1" end   -- 1 divides any D
         end
       end
       if benches[name] then args[#args + 1] = "--help"

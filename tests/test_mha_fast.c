@@ -264,6 +264,34 @@ static void test_exp2(void) {
        "at -127 and below, at -1e20 and at -inf, 2^x is exactly 0: a hidden key weighs nothing");
 }
 
+/* ---- --causal alone skips the blocks of future keys --------------------------- */
+
+/* With --causal and no mask, flash_block stops at the block's last query; with the same
+ * triangle given as a mask it visits every block, and hides the future keys one by one.
+ * A skipped block would have weighed exactly 0 (its alpha exactly 1), so the two give
+ * the same bits. T = 200: four blocks of queries, the last one short. */
+static void test_causal_skip(void) {
+    Case c = { 2, 200, 64, 4, NO_MASK, 1 };
+    MHA m = {0};
+    Tensor x, none, triangle = tensor_new2(c.T, c.T);                 /* (T, T): 1 for s <= t */
+    make_case(&m, &x, &none, &c, 93);
+    for (int t = 0; t < c.T; t++)
+        for (int s = 0; s < c.T; s++) triangle.data[(long)t * c.T + s] = s <= t;
+    long n = (long)c.B * c.T * c.D;
+    float *skipped = calloc(n, sizeof *skipped), *visited = calloc(n, sizeof *visited);
+    for (int r = 4; r <= FASTEST; r++) {
+        run_rung(skipped, r, &m, x.data, &none, 1, c.B, c.T, 2);
+        run_rung(visited, r, &m, x.data, &triangle, 0, c.B, c.T, 2);
+        ok(!memcmp(skipped, visited, (size_t)n * sizeof *skipped),
+           "rung %d (%s): --causal alone, which skips the blocks of future keys, gives the same bits "
+           "as the same triangle given as a mask, which visits them all", r, rungs[r].name);
+    }
+    free(skipped); free(visited);
+    tensor_free(&x); tensor_free(&none); tensor_free(&triangle);
+    free_module(&m);
+    fast_threads_done();
+}
+
 /* ---- threads, memory ------------------------------------------------------ */
 
 static void test_threads(void) {
@@ -437,6 +465,56 @@ static void test_memory_table(void) {
     ok(status == 0 && strstr(run_out, line), "mha_bench --memory prints rung_bytes for the figure (T = 32768:%s)", line + 6);
 }
 
+/* mha_bench --load DIR: the fastest rung alone on mha_fast's files, timed, and its output
+ * (--out) the bits mha_fast --load writes, causal or not (one thread or two compute the
+ * same bits). */
+static void test_bench_load(const char *tmp) {
+    char c[700], d[800], out[800];
+    snprintf(c, sizeof c, "%s/bench-case", tmp);
+    snprintf(out, sizeof out, "%s/bench-out.npy", tmp);
+    run("mha_fast", ARGS("--batch", "2", "--seq", "70", "--dim", "96", "--heads", "4", "--seed", "6", "--quiet",
+                         "--dump", c));
+    snprintf(d, sizeof d, "%s/attention_mask.npy", c);
+    remove(d);                                                  /* the case is X and the weights */
+    for (int causal = 0; causal <= 1; causal++) {
+        snprintf(d, sizeof d, "%s/bench-fast%d", tmp, causal);
+        run("mha_fast", ARGS("--load", c, "--heads", "4", "--quiet", "--dump", d, causal ? "--causal" : NULL));
+        int status = run("mha_bench", ARGS("--load", c, "--heads", "4", "--threads", "2", "--runs", "3", "--out", out,
+                                           causal ? "--causal" : NULL));
+        Tensor got = status == 0 ? load_written(tmp, "bench-out") : (Tensor){0}, want = load_written(d, "out");
+        ok(status == 0 && strstr(run_out, "median") && got.data && want.data && got.size == want.size &&
+           !memcmp(got.data, want.data, (size_t)got.size * sizeof *got.data),
+           "mha_bench --load%s times the fastest rung on mha_fast's files, and --out writes mha_fast's out.npy, "
+           "bit for bit", causal ? " --causal" : "");
+        tensor_free(&got); tensor_free(&want);
+        remove(out);
+    }
+}
+
+/* mha_bench's refusals, each one line, before anything is timed or written; the case is
+ * an X (1, 3, 8) alone, which is read before the heads are checked. */
+static void test_bench_refusals(const char *tmp) {
+    char c[700], out[800];
+    snprintf(c, sizeof c, "%s/bench-x", tmp);
+    snprintf(out, sizeof out, "%s/bench-refused.npy", tmp);
+    mkdir(c, 0755);
+    Tensor x = tensor_new3(1, 3, 8);
+    save_npy(c, "X", &x);
+    tensor_free(&x);
+    const char *bench = program_path("mha_bench");
+    refuses(bench, ARGS("--load", c), "--load needs --heads", "mha_bench --load without --heads is refused");
+    refuses(bench, ARGS("--heads", "4"), "give --load DIR", "mha_bench --heads without --load is refused");
+    refuses(bench, ARGS("--memory", "--load", c), "--memory times nothing", "mha_bench --memory --load is refused");
+    refuses(bench, ARGS("--load", c, "--heads", "4", "--runs", "9x"), "not a whole number",
+            "mha_bench --runs 9x is refused, not read as 9");
+    refuses(bench, ARGS("--load", c, "--heads", "4", "--threads"), "needs a value",
+            "mha_bench --threads with no value is refused");
+    refuses(bench, ARGS("--load", c, "--heads", "3", "--out", out), "does not divide",
+            "mha_bench --load with --heads that do not divide D is refused");
+    refuses(bench, ARGS("--bogus"), "not a flag of mha_bench", "mha_bench --bogus is refused");
+    ok(!file_exists(out), "and none of them wrote --out");
+}
+
 /* Tested through the program, not called here. */
 static void unused_here(void) { (void)fast_print; (void)fast_weights; }
 
@@ -477,6 +555,7 @@ int main(void) {
      * tests that say it is done */
     EXERCISE("10.6", 12, test_core());
     EXERCISE("10.6", 3 * CASES, test_rungs(4, FASTEST));
+    EXERCISE("10.6", 2, test_causal_skip());
     TEST_GROUP(test_rungs(1, 3));
     TEST_GROUP(test_exp2());
     TEST_GROUP(test_threads());
@@ -484,6 +563,8 @@ int main(void) {
     TEST_GROUP(test_program(tmp));
     TEST_GROUP(test_causal_default("mha_fast", tmp));
     TEST_GROUP(test_memory_table());
+    EXERCISE("10.6", 2, test_bench_load(tmp));
+    TEST_GROUP(test_bench_refusals(tmp));
 
     remove_tree(tmp);
     done_testing();
