@@ -257,8 +257,8 @@ bench: $(BENCHES:%=$(BIN)/%) $(if $(NPM),node_modules/.package-lock.json)
 	else printf '  %-7s %s\n' BENCH "mha_fast against ONNX Runtime > $(OUT)/bench/onnxruntime.txt"; \
 	    { node tools/onnxruntime.mjs bench; echo $$? > $(OUT)/bench/onnxruntime.status; } | \
 	        tee $(OUT)/bench/onnxruntime.txt.tmp; \
-	    [ "$$(cat $(OUT)/bench/onnxruntime.status)" = 0 ] && \
-	    mv $(OUT)/bench/onnxruntime.txt.tmp $(OUT)/bench/onnxruntime.txt; fi
+	    status=$$(cat $(OUT)/bench/onnxruntime.status); rm -f $(OUT)/bench/onnxruntime.status; \
+	    [ "$$status" = 0 ] && mv $(OUT)/bench/onnxruntime.txt.tmp $(OUT)/bench/onnxruntime.txt; fi
 
 ## Measure how each chapter reads: words, blocks, blocks without prose around them, C lines by job (-v: where).
 stats: tools
