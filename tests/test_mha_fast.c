@@ -512,6 +512,8 @@ static void test_bench_refusals(const char *tmp) {
     refuses(bench, ARGS("--load", c, "--heads", "3", "--out", out), "does not divide",
             "mha_bench --load with --heads that do not divide D is refused");
     refuses(bench, ARGS("--bogus"), "not a flag of mha_bench", "mha_bench --bogus is refused");
+    refuses(bench, ARGS("--load", c, "--heads", "4", "--out", "/nonexistent-abh/out.npy"), "cannot write in",
+            "mha_bench --out into a directory that does not exist is refused before anything is timed");
     ok(!file_exists(out), "and none of them wrote --out");
 }
 
