@@ -11,10 +11,12 @@ PANDOC  ?= pandoc
 VALGRIND ?= valgrind
 FUZZ_CC ?= clang#     make fuzz: a clang with libFuzzer (Debian: clang, libclang-rt-14-dev)
 FUZZ_SECONDS ?= 60#   make fuzz: how long each fuzzer runs
-TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)#  make test: how many test files run at once (default: the cores)
+JOBS    ?= $(shell nproc 2>/dev/null || echo 1)#  how many jobs make runs at once (default: the cores; make -j1 for one)
+TEST_JOBS ?= $(JOBS)#  make test: how many test files run at once
 V       ?= 0#         V=1 shows the commands
 CHAPTERS ?=#          make handout: the chapters whose exercises are cut out ("1 3"; empty: all);
-#                     make grade: the chapters graded alone (empty: every chapter)
+#                     make check, make grade: the chapters checked alone (empty: every chapter)
+EX      ?=#           make check, make grade: the exercises checked alone ("5.6"; empty: all)
 HANDOUT_DIR ?= build/handout#  make handout: where the student tree goes (new, empty, or a handout made before)
 HANDOUT_KEEP_BUILD ?=#  make handout: 1 keeps the build/ of its compile check (stubs only)
 EXERCISES ?=#        make check-mistakes: the exercises to check ("5.6 6.7"; empty: all)
@@ -25,6 +27,10 @@ TEACHER_TESTS ?= tests/teacher#  hidden tests (test_NAME.c) that make test and m
 ifeq ($(origin CC),default)
   CC := gcc
 endif
+
+# Every core, and each target's output kept together (a compile's errors are never
+# interleaved with another's). A -j on the command line wins: make -j1 runs one job.
+MAKEFLAGS += -j$(JOBS) --output-sync=target
 
 # The chapters, in book order: chapters/NN-name.md, then the appendices,
 # chapters/A-name.md (a capital letter sorts after every digit). Each
@@ -38,7 +44,7 @@ SITE         := build/site
 SITE_SOURCES := book.md $(BOOK_FILES)
 SITE_PAGES   := $(SITE)/index.html $(CHAPTER_FILES:chapters/%.md=$(SITE)/%.html) \
                 $(patsubst solutions/%.md,$(SITE)/solutions-%.html,$(filter solutions/%,$(BOOK_FILES)))
-SITE_FIGURES  = $(FIGURES:figures/%=$(SITE)/figures/%)
+SITE_FIGURES  = $(FIGURES:$(FIG)/%=$(SITE)/figures/%)
 SITE_TOOLS   := tools/site/filter.lua tools/site/figures.lua tools/site/page.html tangle/tangle.lua
 SITE_PANDOC   = $(PANDOC) -f commonmark_x -t html5 --template tools/site/page.html --toc --toc-depth=2 \
                 --mathml --highlight-style=tango --lua-filter tools/site/filter.lua --lua-filter tools/site/figures.lua \
@@ -50,9 +56,12 @@ BROWSER       = $(if $(HANDOUT),,$(and $(shell command -v $(CHROMIUM)),$(shell c
 # and for chapter 10's check against ONNX Runtime
 NPM           = $(if $(HANDOUT),,$(and $(shell command -v node),$(shell command -v npm)))
 # Tests that are scripts: the tangler, handouts, the chapters' shell sessions,
-# every program's --help and flags, the grading and summary tools, PyTorch, ONNX Runtime.
-SCRIPT_TESTS := tests/tangle_test.lua tests/handout_test.lua tests/tools_test.lua tests/transcripts_test.lua tests/figures_test.lua tests/cli_test.lua tests/pytorch_check.sh \
-                tests/onnxruntime_check.sh
+# every program's --help and flags, the grading and summary tools, PyTorch.
+SCRIPT_TESTS := tests/tangle_test.lua tests/handout_test.lua tests/tools_test.lua tests/transcripts_test.lua \
+                tests/figures_test.lua tests/cli_test.lua tests/pytorch_check.sh
+# The checks of outside tools that take minutes (make test-external): the web book and
+# the PDF in Chromium, and ONNX Runtime against chapter 10's mha_fast.
+EXTERNAL_TESTS := tests/site_test.sh tests/onnxruntime_check.sh
 
 ifeq ($(MODE),release)
   OUT := build
@@ -65,11 +74,16 @@ else
 endif
 
 CFLAGS  := -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L $(MODE_CFLAGS)
+# Each compile writes the headers and sources it read to $(OUT)/dep/*.d (gcc -MMD), which
+# make reads back: what a program or a test includes is never listed by hand.
+DEPFLAGS = -MMD -MP -MT $@ -MF $(OUT)/dep/$(subst /,-,$(patsubst $(OUT)/%,%,$@)).d
 LDLIBS  := -lm
 SRC     := build/src
 OBJ     := $(OUT)/obj
 BIN     := $(OUT)/bin
 TESTBIN := $(OUT)/tests
+# The figures as this build draws them; make figures copies them into figures/ (committed).
+FIG     := $(OUT)/figures
 
 # PROGRAMS: one per chapter, each with tests/test_NAME.c. EXTRA_PROGRAMS: small
 # programs a chapter builds beside its own (for a figure), tested by its test.
@@ -85,13 +99,15 @@ TANGLED_HEADERS :=
 # set CFLAGS_NAME and LDLIBS_NAME for one program (e.g. -O3 -march=native).
 BENCHES        :=
 FIGURES        :=
+# TRAINERS: programs that train a model (chapter 12); cli_test.lua gives them few steps.
+TRAINERS       :=
 # TEST_DATA: files a test reads that a program makes (chapter 12's trained models);
 # make test, test-valgrind and grade make them first.
 TEST_DATA      :=
 include $(sort $(wildcard mk/*.mk))
 # How the book reads (tools/stats.lua): a student's handout (mk/handout.mk sets
 # HANDOUT) is not held to it, since its stubs change the counts.
-SCRIPT_TESTS += $(if $(HANDOUT),,tests/reading_test.lua tests/site_test.sh)
+SCRIPT_TESTS += $(if $(HANDOUT),,tests/reading_test.lua)
 
 # Tests of compiled code: tests/test_NAME.c -> $(TESTBIN)/NAME. tensor, stress
 # and fuzz are not tied to one program; the others test one program each.
@@ -113,6 +129,9 @@ quote     = '$(subst ','\'',$(1))'
 # test binaries, in the children they fork and in every program they run, so no
 # test can mistake a report for the exit 1 of a clean refusal.
 export ABH_BIN := $(BIN)
+export ABH_BENCHES = $(BENCHES)
+export ABH_TRAINERS = $(TRAINERS)
+export ABH_SCRIPT_TESTS = $(SCRIPT_TESTS)
 export ASAN_OPTIONS := detect_leaks=1:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1:abort_on_error=1
 
@@ -136,14 +155,16 @@ FUZZ_OPTIONS_npy    := -close_fd_mask=2 -max_len=4096 -dict=tests/fuzz/npy.dict
 FUZZ_OPTIONS_mask   := -close_fd_mask=2 -max_len=512
 FUZZ_OPTIONS_tangle := -max_len=4096 -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/tangle.dict
 
-.PHONY: all help programs run figures test test-valgrind fuzz html pdf clean tools handout grade check-handout \
-        check-mistakes check-cross bench stats test-data
+.PHONY: all help programs run figures draw test test-external test-valgrind fuzz html pdf clean tools handout grade check \
+        check-handout check-mistakes check-cross bench stats test-data FORCE
 .DELETE_ON_ERROR:
 
-## Build everything: tangle the chapters, compile, run every program, draw every figure.
+## Build everything: tangle the chapters, compile, run every program, draw every figure (into build/figures).
 # It ends with a few lines saying what was built and what to run next (in a
-# handout: the exercises still to do); no other target prints them.
-all: programs run $(if $(HANDOUT),,figures)
+# handout: the exercises still to do); no other target prints them. The figures
+# are drawn into $(FIG) and compared with the committed ones in figures/, which
+# only make figures changes: a wrong answer never rewrites a file git tracks.
+all: programs run $(if $(HANDOUT),,draw)
 	@$(LUA) tools/summary.lua $(OUT) '$(PROGRAMS)' '$(PROGRAMS) $(EXTRA_PROGRAMS) $(BENCHES)' \
 	    $(words $(FIGURES)) $(if $(HANDOUT),'$(ASSIGNED)')
 
@@ -154,27 +175,42 @@ help:
 	@echo "  Classes:  CHAPTERS=\"1 3\" (handout, grade)  HANDOUT_DIR=DIR (new, empty or a handout)  FORMAT=text|json|tsv (grade)"
 
 ## Tangle the chapters and compile every program into build/bin.
-programs: $(PROGRAMS:%=$(BIN)/%) $(EXTRA_PROGRAMS:%=$(BIN)/%) $(BENCHES:%=$(BIN)/%)
+PROGRAM_BINS = $(PROGRAMS:%=$(BIN)/%) $(EXTRA_PROGRAMS:%=$(BIN)/%) $(BENCHES:%=$(BIN)/%)
+programs: $(PROGRAM_BINS)
 
 ## Run every program on its chapter's example (output in build/run).
 run: $(PROGRAMS:%=$(OUT)/run/%.txt)
 
-## Redraw every figure in figures/ from the programs' own output.
+# Draw every figure into $(FIG), and say which differ from the committed ones.
+draw: $(FIGURES)
+	$(if $(FIGURES),@differ=; for f in $(FIGURES:$(FIG)/%=%); do cmp -s $(FIG)/$$f figures/$$f || differ="$$differ $$f"; done; \
+	if [ -n "$$differ" ]; then printf '  %-7s %s\n' DIFFER "$(FIG) differs from figures/ in:$$differ (make figures copies them there)"; \
+	else printf '  %-7s %s\n' SAME "the $(words $(FIGURES)) figures drawn in $(FIG) are those of figures/"; fi)
+
+## Redraw every figure and copy those that changed into figures/ (the book's, committed).
 figures: $(FIGURES)
+	@for f in $(FIGURES:$(FIG)/%=%); do cmp -s $(FIG)/$$f figures/$$f || \
+	    { cp $(FIG)/$$f figures/$$f && printf '  %-7s %s\n' CP "$(FIG)/$$f -> figures/$$f"; }; done
 
 # The files the tests read that programs make (TEST_DATA: chapter 12's trained models);
 # tools/check-mistakes.lua makes them in its copy of the book.
 test-data: $(TEST_DATA)
 
 ## Run the TAP suite through prove (make test MODE=debug: under ASan and UBSan).
-test: tools programs $(TEST_BINS) $(TEST_DATA) $(if $(NPM),node_modules/.package-lock.json) $(if $(BROWSER),html pdf)
-	$(call say,PROVE,$(TESTBIN) tests)
+test: tools programs $(TEST_BINS) $(TEST_DATA)
+	$(call say,PROVE,$(words $(TEST_BINS) $(SCRIPT_TESTS)) test files in $(TESTBIN) and tests/)
 	$(Q)$(PROVE) --norc -j$(TEST_JOBS) -e '' $(TEST_BINS) $(SCRIPT_TESTS)
+
+## Check outside tools against the book: the web book and the PDF in Chromium, ONNX Runtime (minutes).
+# Each is skipped with one line naming what to install when its tools are missing.
+test-external: tools programs $(if $(NPM),node_modules/.package-lock.json) $(if $(BROWSER),html pdf)
+	$(call say,PROVE,$(EXTERNAL_TESTS))
+	$(Q)$(PROVE) --norc -j$(TEST_JOBS) -e '' $(EXTERNAL_TESTS)
 
 ## Run the TAP suite with every test and every program under valgrind (0 errors, 0 leaks).
 test-valgrind: tools programs $(TEST_BINS) $(TEST_DATA)
 	@if [ "$(MODE)" != release ]; then echo "make test-valgrind: use MODE=release (valgrind and ASan do not mix)" >&2; exit 1; fi
-	@sh tools/ensure-tools.sh $(VALGRIND):valgrind
+	@sh tools/ensure-tools.sh $(firstword $(VALGRIND)):valgrind
 	$(call say,PROVE,$(TESTBIN) tests under valgrind)
 	$(Q)rm -rf $(OUT)/valgrind && mkdir -p $(OUT)/valgrind
 	$(Q)status=0; \
@@ -199,18 +235,55 @@ fuzz: $(FUZZERS:%=build/fuzz/fuzz_%)
 	        tail -40 build/fuzz/$$f.log >&2; exit 1; fi; \
 	done
 
-## Grade: run the TAP suite, print passed/total per chapter and exercise (CHAPTERS="5": those alone; FORMAT=json|tsv).
-# The build is quiet (its output is shown only when it fails), and so are the
-# tests: their diagnostics go to $(GRADE_LOG), which the report names when a
-# test failed. In a handout the assigned chapters' total is added.
-GRADE_LOG := $(OUT)/grade/tests.log
+# make check and make grade share their steps: make tangles the chapters (quietly),
+# tools/grade.lua picks the tests
+# (EX: the files holding the exercise's tests; CHAPTERS: the chapter's tests and
+# every test that runs its code; neither: all) and writes $(GRADE)/plan.mk, the
+# runs make must do and what each needs; a second make builds exactly that (the
+# tests, and the programs they run, never a stale one) and runs the tests, as many
+# at once as there are cores; grade.lua reads their TAP from $(TAP) and reports.
+# make check is quiet but for the verdict (the build's output is shown when it
+# fails); make grade shows each test file as it ends, on stderr.
+GRADE     := $(OUT)/grade
+GRADE_LOG := $(GRADE)/tests.log
+TAP       := $(OUT)/tap
+GRADE_ARGS = $(if $(strip $(EX)),--exercises $(call quote,$(strip $(EX)))) \
+             $(if $(strip $(CHAPTERS)),--chapters $(call quote,$(strip $(CHAPTERS))),$(if $(HANDOUT),$(if $(strip $(EX)),,--assigned '$(ASSIGNED)'))) \
+             $(TEST_BINS) $(SCRIPT_TESTS)
+GRADE_LUA  = ABH_TEACHER_TESTS=$(call quote,$(TEACHER_TESTS)) $(LUA) tools/grade.lua
+define grade_steps
+	+$(Q)mkdir -p $(GRADE) && $(MAKE) --no-print-directory build/.tangled > $(GRADE)/tangle.log 2>&1 || \
+	    { grep -v '^  TANGLE' $(GRADE)/tangle.log >&2; exit 1; }
+	$(Q)$(GRADE_LUA) --plan $(GRADE)/plan.mk --programs '$(PROGRAMS) $(EXTRA_PROGRAMS) $(BENCHES)' $(GRADE_ARGS)
+	+$(Q){ $(MAKE) --no-print-directory -f Makefile -f $(GRADE)/plan.mk grade-run $(if $(filter check,$@),GRADE_QUIET=1) 2>&1; \
+	      echo $$? > $(GRADE)/build.status; } | tee $(GRADE)/build.log | \
+	    { $(if $(filter grade,$@),grep --line-buffered '^  TEST ' >&2,cat > /dev/null); true; }; \
+	[ "$$(cat $(GRADE)/build.status)" = 0 ] || \
+	    { cat $(GRADE)/build.log >&2; echo "make $@: the build failed, nothing graded (log: $(GRADE)/build.log)" >&2; exit 1; }
+	$(Q)$(GRADE_LUA) --tap $(TAP) --log $(GRADE_LOG) --format $(if $(filter check,$@),check,$(call quote,$(FORMAT))) $(GRADE_ARGS)
+endef
+
+## Is my exercise right? EX=5.6 (or CHAPTERS=5): builds and runs only its tests; the verdict, and what failed.
+check: tools
+	$(grade_steps)
+
+## Grade: passed/total per chapter and exercise (EX="5.6", CHAPTERS="5": those alone; FORMAT=json|tsv).
+# In a handout the assigned chapters' total is added.
 grade: tools
-	$(Q)mkdir -p $(OUT)/grade
-	$(Q)$(MAKE) --no-print-directory programs $(TEST_BINS) $(TEST_DATA) > $(OUT)/grade/build.log 2>&1 || \
-	    { cat $(OUT)/grade/build.log >&2; echo "make grade: the build failed, nothing graded (log: $(OUT)/grade/build.log)" >&2; exit 1; }
-	$(Q)ABH_TEACHER_TESTS=$(call quote,$(TEACHER_TESTS)) $(LUA) tools/grade.lua --format $(call quote,$(FORMAT)) --log $(GRADE_LOG) \
-	    $(if $(strip $(CHAPTERS)),--chapters $(call quote,$(strip $(CHAPTERS))),$(if $(HANDOUT),--assigned '$(ASSIGNED)')) \
-	    $(TEST_BINS) $(SCRIPT_TESTS)
+	$(grade_steps)
+
+# A test's run, for make check and make grade: its TAP in $(TAP)/KEY.tap (with each
+# failure's diagnostics after it: ABH_TAP_DIAG=stdout), its stderr in KEY.err and
+# its exit status in KEY.status; KEY is NAME, teacher/NAME, or a script's path.
+# A test that fails does not stop make: grade.lua reads what it did.
+run_test = $(Q)mkdir -p $(@D) && status=0 && ABH_TAP_DIAG=stdout ./$< > $@.tmp 2> $(@:.tap=.err) || status=$$?; \
+    echo $$status > $(@:.tap=.status) && mv $@.tmp $@ $(if $(GRADE_QUIET),,&& \
+    printf '  %-7s %-38s %s\n' TEST '$<' "$$(grep -c '^ok' $@) passed, $$(grep -c '^not ok' $@) failed")
+$(TAP)/tests/%.tap: tests/% FORCE
+	$(run_test)
+$(TAP)/%.tap: $(TESTBIN)/% FORCE
+	$(run_test)
+FORCE:
 
 ## Make a student handout in HANDOUT_DIR; CHAPTERS="1 3" cuts those chapters' exercises (default: all).
 # HANDOUT_DIR must be new, empty, or a handout made before (.abh-handout at its
@@ -262,7 +335,7 @@ bench: $(BENCHES:%=$(BIN)/%) $(if $(NPM),node_modules/.package-lock.json)
 
 ## Measure how each chapter reads: words, blocks, blocks without prose around them, C lines by job (-v: where).
 stats: tools
-	$(Q)$(LUA) tools/stats.lua $(if $(V),-v) $(CHAPTER_FILES)
+	$(Q)$(LUA) tools/stats.lua $(if $(filter 1,$(V)),-v) $(CHAPTER_FILES)
 
 ## Write the web book, one page per chapter, to build/site/ (needs pandoc; open build/site/index.html).
 html: $(SITE_PAGES) $(SITE)/book.css $(SITE_FIGURES) tools/site/check.lua
@@ -279,7 +352,8 @@ clean:
 
 ## Check that lua5.4, gnuplot and prove are here (installing them when root).
 tools:
-	@sh tools/ensure-tools.sh $(firstword $(CC)):gcc $(LUA):lua5.4 $(GNUPLOT):gnuplot-nox $(PROVE):perl
+	@sh tools/ensure-tools.sh $(firstword $(CC)):gcc $(firstword $(LUA)):lua5.4 $(firstword $(GNUPLOT)):gnuplot-nox \
+	    $(firstword $(PROVE)):perl
 
 # The web book: one page per source, made by pandoc with the book's own template,
 # stylesheet and filter (tools/site/), which reads every chapter's chunks through
@@ -288,7 +362,7 @@ tools:
 # (A handout shows the book's figures as they are: its programs may still stop at stubs.)
 
 $(SITE)/index.html: book.md $(SITE_SOURCES) $(SITE_TOOLS)
-	@sh tools/ensure-tools.sh $(PANDOC):pandoc
+	@sh tools/ensure-tools.sh $(firstword $(PANDOC)):pandoc
 	$(Q)mkdir -p $(@D)
 	$(Q)$(SITE_PANDOC) -M page=$< $< -o $@.tmp && mv $@.tmp $@
 $(SITE)/%.html: chapters/%.md $(SITE_SOURCES) $(SITE_TOOLS)
@@ -315,7 +389,7 @@ build/print/book.html: $(SITE_PAGES) $(SITE)/book.css $(SITE_FIGURES) tools/site
 	$(Q)mkdir -p $(@D) && cp $(SITE)/book.css $(@D)/ && rm -rf $(@D)/figures && cp -r $(SITE)/figures $(@D)/
 	$(Q)$(LUA) tools/site/onepage.lua $(SITE) $(notdir $(SITE_PAGES)) > $@.tmp && mv $@.tmp $@
 build/book.pdf: build/print/book.html
-	@sh tools/ensure-tools.sh $(CHROMIUM):chromium pdfinfo:poppler-utils
+	@sh tools/ensure-tools.sh $(firstword $(CHROMIUM)):chromium pdfinfo:poppler-utils
 	$(Q)$(CHROMIUM) --headless --no-sandbox --disable-gpu --no-pdf-header-footer --virtual-time-budget=20000 \
 	    --print-to-pdf=$@.tmp file://$(abspath $<) 2> build/print/chromium.log && mv $@.tmp $@
 	@printf '  %-7s %s\n' PDF "$@: $$(pdfinfo $@ | sed -n 's/^Pages: *//p') pages, the book on one page printed by Chromium"
@@ -329,44 +403,50 @@ build/.tangled: $(CHAPTER_FILES) tangle/tangle.lua | tools
 
 $(TANGLED): build/.tangled ;
 
-# ---- compiling
-$(OBJ)/tensor.o: $(SRC)/tensor.c $(SRC)/tensor.h
+# ---- compiling. What each file includes (headers, a program's source in its
+# test, a chapter's tangled header) is read from $(OUT)/dep/*.d, which each
+# compile writes (DEPFLAGS); build/.tangled comes first, so that on a clean build
+# every tangled file is there before anything that includes it is compiled.
+$(OBJ)/tensor.o: $(SRC)/tensor.c | build/.tangled $(OUT)/dep
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -I$(SRC) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -I$(SRC) -c $< -o $@
 
-$(BIN)/%: $(SRC)/%.c $(SRC)/tensor.h $(OBJ)/tensor.o
+$(BIN)/%: $(SRC)/%.c $(OBJ)/tensor.o | $(OUT)/dep
 	$(call say,LD,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(CFLAGS_$*) -I$(SRC) $< $(OBJ)/tensor.o $(LDLIBS) $(LDLIBS_$*) -o $@
+	$(Q)$(CC) $(CFLAGS) $(CFLAGS_$*) $(DEPFLAGS) -I$(SRC) $< $(OBJ)/tensor.o $(LDLIBS) $(LDLIBS_$*) -o $@
 
-$(BIN)/npy2dat: tools/npy2dat.c $(SRC)/tensor.h $(OBJ)/tensor.o
+$(BIN)/npy2dat: tools/npy2dat.c $(OBJ)/tensor.o | $(OUT)/dep
 	$(call say,LD,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -I$(SRC) $< $(OBJ)/tensor.o $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -I$(SRC) $< $(OBJ)/tensor.o $(LDLIBS) -o $@
 
 # A test of a program includes the program's source (with TESTING defined).
-$(TESTBIN)/%: tests/test_%.c tests/tap.h tests/run.h $(SRC)/tensor.h $(OBJ)/tensor.o
+$(TESTBIN)/%: tests/test_%.c $(OBJ)/tensor.o | build/.tangled $(OUT)/dep
 	$(call say,LD,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(CFLAGS_$*) -I$(SRC) -Itests $< $(OBJ)/tensor.o $(LDLIBS) $(LDLIBS_$*) -o $@
-$(foreach p,$(PROGRAMS),$(eval $(TESTBIN)/$(p): $(SRC)/$(p).c))
+	$(Q)$(CC) $(CFLAGS) $(CFLAGS_$*) $(DEPFLAGS) -I$(SRC) -Itests $< $(OBJ)/tensor.o $(LDLIBS) $(LDLIBS_$*) -o $@
 
-# A hidden test may include any program: it depends on every tangled file.
-$(TESTBIN)/teacher/%: $(TEACHER_TESTS)/test_%.c tests/tap.h tests/run.h $(TANGLED) $(OBJ)/tensor.o
+# A hidden test may include any program.
+$(TESTBIN)/teacher/%: $(TEACHER_TESTS)/test_%.c $(OBJ)/tensor.o | build/.tangled $(OUT)/dep
 	$(call say,LD,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -I$(SRC) -Itests $< $(OBJ)/tensor.o $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -I$(SRC) -Itests $< $(OBJ)/tensor.o $(LDLIBS) -o $@
 
 # The replay of the fuzzers' inputs links the harnesses with exit() wrapped.
-$(TESTBIN)/fuzz: tests/test_fuzz.c tests/fuzz/fuzz.h tests/fuzz/fuzz_npy.c tests/fuzz/fuzz_mask.c tests/tap.h $(SRC)/tensor.h $(OBJ)/tensor.o
+$(TESTBIN)/fuzz: tests/test_fuzz.c $(OBJ)/tensor.o | $(OUT)/dep
 	$(call say,LD,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -I$(SRC) -Itests -Itests/fuzz $< $(OBJ)/tensor.o $(LDLIBS) $(FUZZ_WRAP) -o $@
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -I$(SRC) -Itests -Itests/fuzz $< $(OBJ)/tensor.o $(LDLIBS) $(FUZZ_WRAP) -o $@
+
+$(OUT)/dep:
+	$(Q)mkdir -p $@
+-include $(wildcard $(OUT)/dep/*.d)
 
 # ---- fuzzers (clang, libFuzzer): tensor.c is compiled into each
 build/fuzz/fuzz_npy build/fuzz/fuzz_mask: build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(SRC)/tensor.c $(SRC)/tensor.h
-	@sh tools/ensure-tools.sh $(FUZZ_CC):clang
+	@sh tools/ensure-tools.sh $(firstword $(FUZZ_CC)):clang
 	@ls "$$($(FUZZ_CC) --print-runtime-dir)"/libclang_rt.fuzzer-*.a >/dev/null 2>&1 || \
 	    { echo "make fuzz: $(FUZZ_CC) has no libFuzzer: apt-get install libclang-rt-14-dev" >&2; exit 1; }
 	$(call say,FUZZCC,$@)
@@ -374,7 +454,7 @@ build/fuzz/fuzz_npy build/fuzz/fuzz_mask: build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(SRC) -Itests/fuzz $< $(SRC)/tensor.c -lm $(FUZZ_WRAP) -o $@
 
 build/fuzz/fuzz_tangle: tests/fuzz/fuzz_tangle.c
-	@sh tools/ensure-tools.sh $(FUZZ_CC):clang
+	@sh tools/ensure-tools.sh $(firstword $(FUZZ_CC)):clang
 	@[ -f /usr/include/lua5.4/lua.h ] || { echo "make fuzz: the tangler's fuzzer needs Lua's headers: apt-get install liblua5.4-dev" >&2; exit 1; }
 	$(call say,FUZZCC,$@)
 	$(Q)mkdir -p $(@D)
@@ -402,7 +482,10 @@ endif
 # a case whose input is a sentence.
 # NaN weights (chapter 3's -inf example) are drawn as blank cells; gnuplot's
 # warning about them is expected and filtered out.
-figures/%.svg: $(BIN)/npy2dat tools/heatmap.gp | tools
+$(FIGURES): | $(FIG)
+$(FIG):
+	$(Q)mkdir -p $@
+$(FIG)/%.svg: $(BIN)/npy2dat tools/heatmap.gp | tools
 	$(call say,PLOT,$@)
 	$(Q)rm -rf $(OUT)/fig/$* && mkdir -p $(OUT)/fig
 	$(Q)$(BIN)/$(FIG_RUN) --quiet --dump $(OUT)/fig/$*

@@ -1,29 +1,28 @@
-# Chapter 8: variants in the wild. Its programs, its figures, and what its tests include.
+# Chapter 8: variants in the wild. Its programs, its figures. (What a test includes, make reads from the compiler.)
 PROGRAMS += mha_qkv mha_shared_heads mhsa_relu
 # scale_study: a small program behind the sqrt(d) figure, tested by test_mhsa_relu.c
 EXTRA_PROGRAMS += scale_study
-FIGURES  += figures/mha_qkv.svg figures/mha_shared_heads.svg figures/mhsa_relu_causal.svg figures/scale_study.svg
-$(TESTBIN)/mhsa_relu: $(SRC)/scale_study.c
+FIGURES  += $(FIG)/mha_qkv.svg $(FIG)/mha_shared_heads.svg $(FIG)/mhsa_relu_causal.svg $(FIG)/scale_study.svg
 
-figures/mha_qkv.svg: $(BIN)/mha_qkv
-figures/mha_qkv.svg: FIG_RUN = mha_qkv --example find-words
-figures/mha_qkv.svg: FIG_PICK = 0
-figures/mha_qkv.svg: FIG_HEADING = mha_qkv: four query words against the sentence (T = 4, S = 8), two heads
-figures/mha_qkv.svg: FIG_TITLES = head 0: its own word|head 1: the word saw
-figures/mha_qkv.svg: FIG_WORDS = the|cat|saw|the|dog|saw|the|cat
-figures/mha_qkv.svg: FIG_QWORDS = the|dog|saw|a
+$(FIG)/mha_qkv.svg: $(BIN)/mha_qkv
+$(FIG)/mha_qkv.svg: FIG_RUN = mha_qkv --example find-words
+$(FIG)/mha_qkv.svg: FIG_PICK = 0
+$(FIG)/mha_qkv.svg: FIG_HEADING = mha_qkv: four query words against the sentence (T = 4, S = 8), two heads
+$(FIG)/mha_qkv.svg: FIG_TITLES = head 0: its own word|head 1: the word saw
+$(FIG)/mha_qkv.svg: FIG_WORDS = the|cat|saw|the|dog|saw|the|cat
+$(FIG)/mha_qkv.svg: FIG_QWORDS = the|dog|saw|a
 
-figures/mha_shared_heads.svg: $(BIN)/mha_shared_heads
-figures/mha_shared_heads.svg: FIG_RUN = mha_shared_heads --example slices
-figures/mha_shared_heads.svg: FIG_PICK = 0
-figures/mha_shared_heads.svg: FIG_HEADING = mha_shared_heads: one matrix, queries.weight = 24 I, for both heads
-figures/mha_shared_heads.svg: FIG_TITLES = head 0 sees the word part|head 1 sees the position part
-figures/mha_shared_heads.svg: FIG_WORDS = the|cat|saw|the|dog|saw|the|cat
+$(FIG)/mha_shared_heads.svg: $(BIN)/mha_shared_heads
+$(FIG)/mha_shared_heads.svg: FIG_RUN = mha_shared_heads --example slices
+$(FIG)/mha_shared_heads.svg: FIG_PICK = 0
+$(FIG)/mha_shared_heads.svg: FIG_HEADING = mha_shared_heads: one matrix, queries.weight = 24 I, for both heads
+$(FIG)/mha_shared_heads.svg: FIG_TITLES = head 0 sees the word part|head 1 sees the position part
+$(FIG)/mha_shared_heads.svg: FIG_WORDS = the|cat|saw|the|dog|saw|the|cat
 
 # The scale set by hand: the same masked head twice, wq as set and wq / 4, side by
 # side; two runs' maps concatenated (npy2dat's blocks: two blank lines between).
 RELU_FIG := $(OUT)/fig/mhsa_relu_causal
-figures/mhsa_relu_causal.svg: $(BIN)/mhsa_relu $(BIN)/npy2dat tools/heatmap.gp | tools
+$(FIG)/mhsa_relu_causal.svg: $(BIN)/mhsa_relu $(BIN)/npy2dat tools/heatmap.gp | tools
 	$(call say,PLOT,$@)
 	$(Q)rm -rf $(RELU_FIG) && mkdir -p $(RELU_FIG)
 	$(Q)$(BIN)/mhsa_relu --example recent-words --quiet --dump $(RELU_FIG)/raw
@@ -36,7 +35,7 @@ figures/mhsa_relu_causal.svg: $(BIN)/mhsa_relu $(BIN)/npy2dat tools/heatmap.gp |
 	$(Q)mv $@.tmp $@
 
 # The sqrt(d) figure is a line plot, not a heatmap: its own rule and script.
-figures/scale_study.svg: $(BIN)/scale_study $(BIN)/npy2dat tools/scale_study.gp | tools
+$(FIG)/scale_study.svg: $(BIN)/scale_study $(BIN)/npy2dat tools/scale_study.gp | tools
 	$(call say,PLOT,$@)
 	$(Q)rm -rf $(OUT)/fig/scale_study && mkdir -p $(OUT)/fig
 	$(Q)$(BIN)/scale_study --quiet --dump $(OUT)/fig/scale_study

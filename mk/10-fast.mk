@@ -4,7 +4,7 @@
 PROGRAMS += mha_fast
 # mha_bench: every rung of the ladder timed against chapter 5's (make bench; never a figure)
 BENCHES  += mha_bench
-FIGURES  += figures/fast_memory.svg
+FIGURES  += $(FIG)/fast_memory.svg
 
 # -O3 vectorises the loops; -ffp-contract=fast lets a * b + c become one fused
 # multiply-add, which -std=c11 otherwise forbids; -fno-tree-loop-distribute-patterns
@@ -17,14 +17,13 @@ CFLAGS_mha_fast  := -O3 -ffp-contract=fast -fno-tree-loop-distribute-patterns -f
 LDLIBS_mha_fast  := -fopenmp
 CFLAGS_mha_bench := -O3 -ffp-contract=fast -fno-tree-loop-distribute-patterns -fopenmp
 LDLIBS_mha_bench := -fopenmp
-$(BIN)/mha_bench: $(SRC)/mha_fast.c
 # The hidden tests are compiled with the common flags only: give them OpenMP too.
 $(TESTBIN)/teacher/mha_fast: CFLAGS += -O3 -ffp-contract=fast -fno-tree-loop-distribute-patterns -fopenmp
 $(TESTBIN)/teacher/mha_fast: LDLIBS += -fopenmp
 
 # The memory figure: deterministic byte counts (mha_bench --memory prints them from
 # the chapter's rung_bytes), never timings, which only make bench prints.
-figures/fast_memory.svg: $(BIN)/mha_bench tools/fast.gp | tools
+$(FIG)/fast_memory.svg: $(BIN)/mha_bench tools/fast.gp | tools
 	$(call say,PLOT,$@)
 	$(Q)mkdir -p $(OUT)/fig
 	$(Q)$(BIN)/mha_bench --memory > $(OUT)/fig/fast_memory.dat

@@ -3,13 +3,12 @@
 PROGRAMS        += mha_backward
 EXTRA_TESTS     += backward64
 TANGLED_HEADERS += backward64.h
-FIGURES         += figures/backward_heads.svg
-$(TESTBIN)/backward64: $(SRC)/backward64.h
+FIGURES         += $(FIG)/backward_heads.svg
 
 # Each head's weights, and beside them the size of its score gradient, |scores.grad|,
 # scaled so that the largest entry of the four heads is 1 (heatmap.gp's scale is 0..1).
 BACKWARD_FIG := $(OUT)/fig/backward_heads
-figures/backward_heads.svg: $(BIN)/mha_backward $(BIN)/npy2dat tools/heatmap.gp | tools
+$(FIG)/backward_heads.svg: $(BIN)/mha_backward $(BIN)/npy2dat tools/heatmap.gp | tools
 	$(call say,PLOT,$@)
 	$(Q)rm -rf $(BACKWARD_FIG) && mkdir -p $(BACKWARD_FIG)
 	$(Q)$(BIN)/mha_backward --example four-heads --quiet --dump $(BACKWARD_FIG)
@@ -39,5 +38,3 @@ CFLAGS_backward_bench    := $(BACKWARD_FAST_FLAGS)
 LDLIBS_backward_bench    := -fopenmp
 CFLAGS_mha_backward_fast := $(BACKWARD_FAST_FLAGS)
 LDLIBS_mha_backward_fast := -fopenmp
-$(BIN)/backward_bench: $(SRC)/backward_fast.h $(SRC)/mha_fast.c
-$(TESTBIN)/mha_backward_fast: $(SRC)/backward_fast.h $(SRC)/mha_fast.c $(SRC)/mha_backward.c

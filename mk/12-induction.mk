@@ -56,7 +56,7 @@ endif
 # copy). FIG_RUN is the run that made each figure's numbers, which the caption quotes
 # (tests/transcripts_test.lua checks it); the recipes refuse a FIG_RUN that is no longer
 # the training rule's command above.
-FIGURES += figures/induction_training.svg figures/induction_heads.svg figures/induction_one_layer.svg
+FIGURES += $(FIG)/induction_training.svg $(FIG)/induction_heads.svg $(FIG)/induction_one_layer.svg
 INDUCTION_FIG := $(OUT)/fig/induction
 check_fig_run = [ "$(FIG_RUN)" = "induction $(TRAIN_$(1)) --every 50" ] || \
     { echo "$@: FIG_RUN is '$(FIG_RUN)', but $(MODELS)/$(1) is trained by 'induction $(TRAIN_$(1)) --every 50'" >&2; exit 1; }
@@ -64,8 +64,8 @@ check_fig_run = [ "$(FIG_RUN)" = "induction $(TRAIN_$(1)) --every 50" ] || \
 # The held-out loss above; the accuracy and the best head's two scores below, over the
 # steps. Shaded: the drop, from the last row where both scores are under 0.2 to the
 # first where both are 0.6 or more.
-figures/induction_training.svg: FIG_RUN = induction --layers 2 --every 50
-figures/induction_training.svg: $(MODELS)/two-layers/history.npy $(MODELS)/one-layer/history.npy \
+$(FIG)/induction_training.svg: FIG_RUN = induction --layers 2 --every 50
+$(FIG)/induction_training.svg: $(MODELS)/two-layers/history.npy $(MODELS)/one-layer/history.npy \
                                 $(BIN)/npy2dat tools/induction_training.gp | tools
 	$(call say,PLOT,$@)
 	$(Q)$(call check_fig_run,two-layers)
@@ -81,15 +81,15 @@ figures/induction_training.svg: $(MODELS)/two-layers/history.npy $(MODELS)/one-l
 
 # Every head's weights on held-out sequence 0, titled with its scores from the run's
 # printout (the first layer's previous-token score, the last layer's induction score).
-figures/induction_heads.svg: FIG_RUN = induction --layers 2 --every 50
-figures/induction_heads.svg: INDUCTION_MODEL = two-layers
-figures/induction_heads.svg: INDUCTION_LAYOUT = 2,2
-figures/induction_heads.svg: $(MODELS)/two-layers/history.npy
-figures/induction_one_layer.svg: FIG_RUN = induction --layers 1 --every 50
-figures/induction_one_layer.svg: INDUCTION_MODEL = one-layer
-figures/induction_one_layer.svg: INDUCTION_LAYOUT = 1,2
-figures/induction_one_layer.svg: $(MODELS)/one-layer/history.npy
-figures/induction_heads.svg figures/induction_one_layer.svg: figures/%.svg: $(BIN)/npy2dat tools/induction_maps.gp | tools
+$(FIG)/induction_heads.svg: FIG_RUN = induction --layers 2 --every 50
+$(FIG)/induction_heads.svg: INDUCTION_MODEL = two-layers
+$(FIG)/induction_heads.svg: INDUCTION_LAYOUT = 2,2
+$(FIG)/induction_heads.svg: $(MODELS)/two-layers/history.npy
+$(FIG)/induction_one_layer.svg: FIG_RUN = induction --layers 1 --every 50
+$(FIG)/induction_one_layer.svg: INDUCTION_MODEL = one-layer
+$(FIG)/induction_one_layer.svg: INDUCTION_LAYOUT = 1,2
+$(FIG)/induction_one_layer.svg: $(MODELS)/one-layer/history.npy
+$(FIG)/induction_heads.svg $(FIG)/induction_one_layer.svg: $(FIG)/%.svg: $(BIN)/npy2dat tools/induction_maps.gp | tools
 	$(call say,PLOT,$@)
 	$(Q)$(call check_fig_run,$(INDUCTION_MODEL))
 	$(Q)mkdir -p $(OUT)/fig

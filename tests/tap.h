@@ -46,7 +46,10 @@
  *   not ok 7 - softmax rows sum to 1
  *   #   Failed test 'softmax rows sum to 1'
  *   #   at tests/test_tensor.c line 120.
- * followed, for is_* and close_ok, by what was got and what was expected. */
+ * followed, for is_* and close_ok, by what was got and what was expected.
+ * The "# " lines go to stderr, where prove shows them; with ABH_TAP_DIAG=stdout
+ * (make check and make grade set it) they go to stdout, right after the line
+ * of the test they explain, so that whoever reads the TAP gets them in order. */
 #ifndef TAP_H
 #define TAP_H
 
@@ -87,16 +90,24 @@ TAP_FN void tap_start(void) {
     tap_started = 1;
 }
 
-/* Each line of text on stderr, after "# " (stdout flushed first, to keep order). */
+/* Where diagnostics go: stderr, or stdout when ABH_TAP_DIAG is "stdout". */
+TAP_FN FILE *tap_diag_stream(void) {
+    const char *to = getenv("ABH_TAP_DIAG");
+    return to && !strcmp(to, "stdout") ? stdout : stderr;
+}
+
+/* Each line of text after "# " (stdout flushed first, to keep order). */
 TAP_FN void tap_vdiag(const char *fmt, va_list ap) {
     char text[4096];
+    FILE *to = tap_diag_stream();
     tap_start();
     fflush(stdout);
     vsnprintf(text, sizeof text, fmt, ap);
     for (char *line = text, *end; line; line = end ? end + 1 : NULL) {
         end = strchr(line, '\n');
-        fprintf(stderr, "# %.*s\n", end ? (int)(end - line) : (int)strlen(line), line);
+        fprintf(to, "# %.*s\n", end ? (int)(end - line) : (int)strlen(line), line);
     }
+    fflush(to);
 }
 
 TAP_FN TAP_PRINTF(1, 2) void diag(const char *fmt, ...) {

@@ -58,19 +58,51 @@ local function q(s)
   return "'" .. s:gsub("'", [['\'']]) .. "'"
 end
 
--- Run the test at `path`; its TAP (stdout) as lines and its exit status.
--- Its stderr (diagnostics) goes to a temporary file, whose text is appended
--- to `log` (an open file, or nil) under a line naming the test.
+-- Where make check and make grade keep a test's run (see `results` below):
+-- build/tests/NAME is "NAME", build/tests/teacher/NAME "teacher/NAME" (any
+-- MODE's build), a script keeps its path ("tests/cli_test.lua").
+local function key_of(path)
+  if path:match("^tests/") then return path end
+  return path:match("^.-/tests/(.+)$") or path
+end
+
+-- With --tap DIR the tests are not run here: make has run each one (the
+-- Makefile's $(TAP)/KEY.tap rules, two or more at once) and left DIR/KEY.tap
+-- (its stdout, each failure's diagnostics after it), KEY.err and KEY.status.
+local results
+
+local function slurp(path)
+  local file = io.open(path, "rb")
+  if not file then return nil end
+  local text = file:read("a")
+  file:close()
+  return text
+end
+
+-- Run the test at `path` (or read its run from `results`); its TAP (stdout)
+-- as lines and its exit status. Its stderr goes to a temporary file, whose
+-- text is appended to `log` (an open file, or nil) under a line naming the test.
 local function run(path, log)
-  local err_path = os.tmpname()
-  local pipe = io.popen(q(path) .. " 2>" .. q(err_path))
-  local lines = {}
-  for line in pipe:lines() do lines[#lines + 1] = line end
-  local _, _, status = pipe:close()
-  local err_file = io.open(err_path, "rb")
-  local err = err_file and err_file:read("a") or ""
-  if err_file then err_file:close() end
-  os.remove(err_path)
+  local lines, status, err = {}, nil, ""
+  if results then
+    local base = results .. "/" .. key_of(path)
+    local tap = slurp(base .. ".tap")
+    if not tap then
+      io.stderr:write("grade: ", path, " was not run (no ", base, ".tap): run it through make check or make grade\n")
+      os.exit(2)
+    end
+    for line in tap:gmatch("[^\n]+") do lines[#lines + 1] = line end
+    status = tonumber((slurp(base .. ".status") or ""):match("%d+")) or 1
+    err = slurp(base .. ".err") or ""
+  else
+    local err_path = os.tmpname()
+    local pipe = io.popen(q(path) .. " 2>" .. q(err_path))
+    for line in pipe:lines() do lines[#lines + 1] = line end
+    local _
+    _, _, status = pipe:close()
+    err = slurp(err_path) or ""
+    os.remove(err_path)
+  end
   if log and err ~= "" then
     log:write(("== %s (exit status %s): its stderr\n"):format(path, tostring(status or 1)), err,
               err:sub(-1) == "\n" and "" or "\n")
@@ -84,7 +116,12 @@ local function read_tap(lines, status)
   local tests, planned, skipped_file = {}, nil, nil
   for _, line in ipairs(lines) do
     local negated, rest = line:match("^(n?o?t? ?)ok %d+(.*)$")
-    if negated then
+    local last = tests[#tests]
+    if line:match("^#") and last and last.result == "fail" then
+      -- a failure's diagnostics (got, expected), when the test wrote them to stdout
+      last.diag = last.diag or {}
+      last.diag[#last.diag + 1] = line
+    elseif negated then
       local name, directive, reason = rest:match("^%s*%-?%s*(.-)%s*#%s*(%a+)%s*(.-)%s*$")
       if not name then name = rest:match("^%s*%-?%s*(.-)%s*$") end
       local result = negated == "" and "pass" or "fail"
@@ -164,27 +201,38 @@ local function chapter_file(number)
   return found
 end
 
--- The exercises whose code each test file runs: {path -> set}, read from
--- the tangled sources in `src` and the tests' sources (tools/deps.lua). A
--- test binary build/tests/NAME is tests/test_NAME.c, build/tests/teacher/NAME
--- is $ABH_TEACHER_TESTS/test_NAME.c; a script runs every program when it
--- (or a file it names) reads $ABH_BIN, and none otherwise.
-local function code_run_by(paths, src)
+-- The programs of the tangled sources in `src` (tools/deps.lua).
+local function programs_in(src)
   local sources = {}
   local ls = io.popen("ls " .. q(src) .. "/*.c " .. q(src) .. "/*.h 2>/dev/null")
   for path in ls:lines() do
     sources[#sources + 1] = {path = "src/" .. path:match("([^/]+)$"), text = read_all(path) or ""}
   end
   ls:close()
-  local programs = deps.programs(sources)
-  local teacher = os.getenv("ABH_TEACHER_TESTS") or "tests/teacher"
+  return deps.programs(sources)
+end
+
+-- The C source of the test at `path` and its text: build/tests/NAME is
+-- tests/test_NAME.c, build/tests/teacher/NAME is $ABH_TEACHER_TESTS/test_NAME.c;
+-- nil for a script.
+local function test_source(path)
+  local dir, name = path:match("^(.-)/?([^/]+)$")
+  local source
+  if dir:match("/teacher$") then source = (os.getenv("ABH_TEACHER_TESTS") or "tests/teacher") .. "/test_" .. name .. ".c"
+  elseif dir:match("tests$") and not name:find(".", 1, true) and not path:match("^tests/") then
+    source = "tests/test_" .. name .. ".c"
+  end
+  return source, source and read_all(source)
+end
+
+-- The exercises whose code each test file runs: {path -> set}, read from
+-- the tangled sources and the tests' sources (tools/deps.lua); a script
+-- runs every program when it (or a file it names) reads $ABH_BIN, and none
+-- otherwise.
+local function code_run_by(paths, programs)
   local runs = {}
   for _, path in ipairs(paths) do
-    local dir, name = path:match("^(.-)/?([^/]+)$")
-    local source
-    if dir:match("/teacher$") then source = teacher .. "/test_" .. name .. ".c"
-    elseif dir:match("tests$") and not name:find(".", 1, true) then source = "tests/test_" .. name .. ".c" end
-    local text = source and read_all(source)
+    local source, text = test_source(path)
     if text then
       runs[path] = deps.test_exercises(programs, text)
     elseif not source and deps.script_runs_programs(path, read_all) then
@@ -196,11 +244,21 @@ local function code_run_by(paths, src)
   return runs
 end
 
+-- The exercises a test file holds tests of: EXERCISE("N.M", ...) in its C source.
+local function exercises_tested_in(path)
+  local _, text = test_source(path)
+  local found = {}
+  for exercise in (text or ""):gmatch('EXERCISE%("(%d+%.%d+)"') do found[exercise] = true end
+  return found
+end
+
 ------------------------------------------------------------------------------
 -- Tallies
 ------------------------------------------------------------------------------
 
-local function tally() return {passed = 0, failed = 0, skipped = 0, failures = {}} end
+-- failures: "FILE: name" of each failed test; failed_tests: the tests themselves
+-- ({name, diag = {"# ...", ...}}, with `path`), for the details make check shows.
+local function tally() return {passed = 0, failed = 0, skipped = 0, failures = {}, failed_tests = {}} end
 
 local function count(t, test, where)
   if test.result == "pass" then t.passed = t.passed + 1
@@ -208,12 +266,15 @@ local function count(t, test, where)
   else
     t.failed = t.failed + 1
     t.failures[#t.failures + 1] = where .. ": " .. test.name
+    t.failed_tests[#t.failed_tests + 1] = test
+    test.path = where
   end
 end
 
 local function add(into, t)
   into.passed, into.failed, into.skipped = into.passed + t.passed, into.failed + t.failed, into.skipped + t.skipped
   table.move(t.failures, 1, #t.failures, #into.failures + 1, into.failures)
+  table.move(t.failed_tests, 1, #t.failed_tests, #into.failed_tests + 1, into.failed_tests)
 end
 
 -- Grade the tests at `paths`: {chapters = {number -> {file, title, tally,
@@ -534,7 +595,140 @@ local function chapter_numbers(words, option)
   return numbers
 end
 
-local format, log_path, chapters_arg, assigned_arg, paths = "text", nil, nil, nil, {}
+-- The exercise numbers in `words` ("5.6 7.6"), each one tested by a file of
+-- `paths`: a set, and the list in order.
+local function exercise_numbers(words, paths)
+  local known = {}
+  for _, path in ipairs(paths) do
+    for e in pairs(exercises_tested_in(path)) do known[e] = true end
+  end
+  local set, list = {}, {}
+  for word in words:gmatch("%S+") do
+    if not word:match("^%d+%.%d+$") then usage_error("%s is not an exercise number (EX=\"5.6\" checks Exercise 5.6)", word) end
+    if not known[word] then
+      local n = tonumber(word:match("^(%d+)"))
+      local ours = {}
+      for e in pairs(known) do if tonumber(e:match("^(%d+)")) == n then ours[#ours + 1] = e end end
+      table.sort(ours, exercise_less)
+      usage_error("no test checks Exercise %s: %s", word, #ours > 0 and
+        ("chapter %d's exercises with tests are %s (the others are answered in solutions/)"):format(n, and_list(ours))
+        or ("chapter %d has no exercise with tests"):format(n))
+    end
+    if not set[word] then set[word], list[#list + 1] = true, word end
+  end
+  table.sort(list, exercise_less)
+  return set, list
+end
+
+-- The tests of `paths` that make check and make grade run for the exercises
+-- `wanted` and the chapters `chosen` (sets; nil: no such limit; both nil: all).
+-- An exercise's: the files that hold its tests. A chapter's: the files whose
+-- tests count for it (its programs' tests, and those holding its exercises'
+-- tests), and every other file that runs its exercises' code, whose tests
+-- make grade CHAPTERS=N names on a line of their own.
+local function select_tests(paths, programs, src, wanted, chosen)
+  if not wanted and not chosen then return paths end
+  local runs = chosen and code_run_by(paths, programs)
+  local picked = {}
+  for _, path in ipairs(paths) do
+    local take = false
+    local function chapter_chosen(exercise) return chosen and chosen[tonumber(exercise:match("^(%d+)"))] end
+    for e in pairs(exercises_tested_in(path)) do
+      if wanted and wanted[e] or chapter_chosen(e) then take = true end
+    end
+    if chosen then
+      local home = chapter_of_test(path, src)
+      if home and chosen[tonumber(home:match("(%d+)%-"))] then take = true end
+      for e in pairs(runs[path]) do if chapter_chosen(e) then take = true end end
+    end
+    if take then picked[#picked + 1] = path end
+  end
+  return picked
+end
+
+-- The makefile that runs `picked` (make check and make grade include it): each
+-- test's run, $(TAP)/KEY.tap, needs its binary (the Makefile's rule says so)
+-- and the programs it runs, which make builds first, so no run meets a stale
+-- program: those its C source includes or names ("mha", tools/deps.lua), or
+-- every program for a script that reads $ABH_BIN; and $(TEST_DATA), chapter
+-- 12's trained models, for a test that reads $ABH_MODELS. `built` is the set
+-- of programs the Makefile builds.
+local function write_plan(file_path, picked, programs, built)
+  local out, runs = {}, {}
+  for _, path in ipairs(picked) do
+    local target = "$(TAP)/" .. key_of(path) .. ".tap"
+    runs[#runs + 1] = target
+    local needs, source, text = {}, test_source(path)
+    if text then
+      local names = deps.set_list(deps.test_programs(programs, text))
+      for _, name in ipairs(names) do
+        if built[name] then needs[#needs + 1] = "$(BIN)/" .. name end
+      end
+      if text:find("ABH_MODELS", 1, true) then needs[#needs + 1] = "$(TEST_DATA)" end
+    elseif not source and deps.script_runs_programs(path, read_all) then
+      needs[#needs + 1] = "$(PROGRAM_BINS) $(TEST_DATA)"
+    end
+    if #needs > 0 then out[#out + 1] = target .. ": " .. table.concat(needs, " ") end
+  end
+  table.insert(out, 1, "grade-run: " .. table.concat(runs, " "))
+  local file = io.open(file_path, "w")
+  if not file then usage_error("cannot write %s", file_path) end
+  file:write("# Written by tools/grade.lua --plan: the tests make check or make grade runs.\n",
+             table.concat(out, "\n"), "\n")
+  file:close()
+end
+
+-- The report of make check: for each exercise asked for (EX), or each chapter
+-- (CHAPTERS) with its exercises, one line "passed/total", then every failed
+-- test by name with what it printed (got, expected), and nothing else.
+local DETAILS, DETAIL_LINES = 3, 10
+local function check_report(report, exercises, selection)
+  local out, failed = {}, {}
+  local function line(label, t)
+    local verdict = t.failed == 0 and (t.passed > 0 and "right" or "not checked yet") or ("%d failed"):format(t.failed)
+    out[#out + 1] = ("%-22s %9s   %s"):format(label, score(t), verdict)
+    for _, test in ipairs(t.failed_tests) do failed[#failed + 1] = test end
+  end
+  if exercises then
+    for _, e in ipairs(exercises) do
+      local c = report.chapters[tonumber(e:match("^(%d+)"))]
+      line("Exercise " .. e, c and c.exercises[e] or tally())
+    end
+  else
+    for _, number in ipairs(selection.numbers) do
+      local c = report.chapters[number] or {tally = tally(), exercises = {}}
+      local own = tally()
+      own.passed, own.skipped = c.tally.passed, c.tally.skipped
+      for _, test in ipairs(c.tally.failed_tests) do
+        if not test.name:match("^Exercise ") then count(own, test, test.path) else own.failed = own.failed + 1 end
+      end
+      line(("chapter %d"):format(number), own)
+      for _, e in ipairs(sorted_keys(c.exercises, exercise_less)) do line("  Exercise " .. e, c.exercises[e]) end
+    end
+    local r = selection.related
+    if r.passed + r.failed > 0 then line("tests elsewhere running it", r) end
+  end
+  for i, test in ipairs(failed) do
+    out[#out + 1] = ("not ok  %s: %s"):format(test.path, test.name)
+    if i <= DETAILS then
+      local shown = 0
+      for _, d in ipairs(test.diag or {}) do
+        local text = d:gsub("^#%s?", "")
+        if not text:match("^%s*Failed test '") and shown < DETAIL_LINES then
+          out[#out + 1] = "        " .. text
+          shown = shown + 1
+        end
+      end
+    end
+  end
+  if #failed > DETAILS then
+    out[#out + 1] = ("(what the first %d printed is shown; build/grade/tests.log has the rest)"):format(DETAILS)
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+local format, log_path, chapters_arg, assigned_arg, exercises_arg, plan_path, built_arg, paths =
+  "text", nil, nil, nil, nil, nil, nil, {}
 local i = 1
 while i <= #arg do
   if arg[i] == "--format" then
@@ -543,8 +737,16 @@ while i <= #arg do
     log_path, i = arg[i + 1], i + 1
   elseif arg[i] == "--chapters" then
     chapters_arg, i = arg[i + 1] or "", i + 1
+  elseif arg[i] == "--exercises" then
+    exercises_arg, i = arg[i + 1] or "", i + 1
   elseif arg[i] == "--assigned" then
     assigned_arg, i = arg[i + 1] or "", i + 1
+  elseif arg[i] == "--plan" then
+    plan_path, i = arg[i + 1], i + 1
+  elseif arg[i] == "--programs" then
+    built_arg, i = arg[i + 1] or "", i + 1
+  elseif arg[i] == "--tap" then
+    results, i = arg[i + 1], i + 1
   elseif arg[i] == "-h" or arg[i] == "--help" then
     io.stdout:write(USAGE)
     os.exit(0)
@@ -553,35 +755,88 @@ while i <= #arg do
   end
   i = i + 1
 end
-local reports = {text = text_report, json = json_report, tsv = tsv_report}
+local reports = {text = text_report, json = json_report, tsv = tsv_report, check = check_report}
 if not reports[format] then usage_error("FORMAT must be text, json or tsv, not '%s'", tostring(format)) end
 if #paths == 0 then io.stderr:write(USAGE) os.exit(2) end
 local chosen = chapters_arg and chapters_arg:match("%S") and chapter_numbers(chapters_arg, "CHAPTERS")
 local assigned_numbers = assigned_arg and assigned_arg:match("%S") and chapter_numbers(assigned_arg, "ASSIGNED")
+local wanted, wanted_list
+if exercises_arg and exercises_arg:match("%S") then wanted, wanted_list = exercise_numbers(exercises_arg, paths) end
+local chosen_set
+if chosen then
+  chosen_set = {}
+  for _, n in ipairs(chosen) do chosen_set[n] = true end
+end
+local src = (os.getenv("ABH_SRC") or "build/src")
+local programs = programs_in(src)
+paths = select_tests(paths, programs, src, wanted, chosen_set)
+
+if plan_path then
+  local built = {}
+  for name in (built_arg or ""):gmatch("%S+") do built[name] = true end
+  write_plan(plan_path, paths, programs, built)
+  os.exit(0)
+end
 
 local log
 if log_path then
   log = io.open(log_path, "w")
   if not log then usage_error("cannot write the log %s", log_path) end
 end
-local src = (os.getenv("ABH_SRC") or "build/src")
 local report = grade(paths, src, log)
 if log then log:close() end
-local runs = (chosen or assigned_numbers) and code_run_by(paths, src)
+local runs = (chosen or assigned_numbers) and code_run_by(paths, programs)
 local selection = chosen and selection_of(report, chosen, runs)
 local assigned = assigned_numbers and selection_of(report, assigned_numbers, runs)
 
-local chosen_set
-if chosen then
-  chosen_set = {}
-  for _, n in ipairs(chosen) do chosen_set[n] = true end
+-- With EX, what is graded is those exercises' tests alone.
+local failed
+if wanted then
+  local t = tally()
+  for _, e in ipairs(wanted_list) do
+    local c = report.chapters[tonumber(e:match("^(%d+)"))]
+    if c and c.exercises[e] then add(t, c.exercises[e]) end
+  end
+  failed = t.failed
+  if format ~= "check" then
+    -- make grade EX=...: the report of those exercises' chapters, cut to them
+    chosen_set = {}
+    for _, e in ipairs(wanted_list) do chosen_set[tonumber(e:match("^(%d+)"))] = true end
+    for n, c in pairs(report.chapters) do
+      if not chosen_set[n] then report.chapters[n] = nil else
+        for e in pairs(c.exercises) do if not wanted[e] then c.exercises[e] = nil end end
+        c.tally = tally()
+        for _, e in pairs(c.exercises) do add(c.tally, e) end
+      end
+    end
+    local numbers = deps.set_list(chosen_set)
+    selection = {numbers = numbers, total = t, related = tally(), related_chapters = {}, related_book = false}
+    if format == "tsv" then
+      local only = {}
+      for _, f in ipairs(report.files) do
+        local list = {}
+        for _, test in ipairs(f.list) do
+          local e = test.name:match("^Exercise (%d+%.%d+): ")
+          if e and wanted[e] then list[#list + 1] = test end
+        end
+        f.list, f.skipped = list, nil
+        only[#only + 1] = f
+      end
+      report.files = only
+    end
+  end
+else
+  failed = (selection and selection.total or report.total).failed
 end
+
 if format == "tsv" then
   io.stdout:write(tsv_report(report, chosen_set))
+elseif format == "check" then
+  io.stdout:write(check_report(report, wanted_list, selection or
+    {numbers = sorted_keys(report.chapters), related = tally()}))
 else
   io.stdout:write(reports[format](report, selection, assigned, log_path))
 end
-local failed = (selection and selection.total or report.total).failed
 if format == "tsv" and failed > 0 and log_path then
   io.stderr:write(("grade: %d failed; what the failed tests printed: %s\n"):format(failed, log_path))
 end
