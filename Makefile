@@ -158,6 +158,8 @@ FUZZ_OPTIONS_tangle := -max_len=4096 -timeout=10 -rss_limit_mb=2048 -dict=tests/
 .PHONY: all help programs run figures draw test test-external test-valgrind fuzz html pdf clean tools handout grade check \
         check-handout check-mistakes check-cross bench stats test-data FORCE
 .DELETE_ON_ERROR:
+# Objects and the like are kept once made (never removed as intermediate files).
+.SECONDARY:
 
 ## Build everything: tangle the chapters, compile, run every program, draw every figure (into build/figures).
 # It ends with a few lines saying what was built and what to run next (in a
@@ -407,38 +409,48 @@ $(TANGLED): build/.tangled ;
 # test, a chapter's tangled header) is read from $(OUT)/dep/*.d, which each
 # compile writes (DEPFLAGS); build/.tangled comes first, so that on a clean build
 # every tangled file is there before anything that includes it is compiled.
+# Each program and test is compiled to an object, then linked with tensor.o: so a
+# compiler cache (ccache, used when it is installed; CCACHE= turns it off) can
+# reuse a compile that a copy of the book made before, as student handouts do.
+CCACHE ?= $(shell command -v ccache 2>/dev/null)
+COMPILE = $(CCACHE) $(CC) $(CFLAGS) $(DEPFLAGS) -I$(SRC)
 $(OBJ)/tensor.o: $(SRC)/tensor.c | build/.tangled $(OUT)/dep
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -I$(SRC) -c $< -o $@
+	$(Q)$(COMPILE) -c $< -o $@
 
-$(BIN)/%: $(SRC)/%.c $(OBJ)/tensor.o | $(OUT)/dep
+$(OBJ)/bin/%.o: $(SRC)/%.c | build/.tangled $(OUT)/dep
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(COMPILE) $(CFLAGS_$*) -c $< -o $@
+$(OBJ)/bin/npy2dat.o: tools/npy2dat.c | build/.tangled $(OUT)/dep
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(COMPILE) -c $< -o $@
+$(BIN)/%: $(OBJ)/bin/%.o $(OBJ)/tensor.o
 	$(call say,LD,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(CFLAGS_$*) $(DEPFLAGS) -I$(SRC) $< $(OBJ)/tensor.o $(LDLIBS) $(LDLIBS_$*) -o $@
+	$(Q)$(CC) $(CFLAGS) $(CFLAGS_$*) $^ $(LDLIBS) $(LDLIBS_$*) -o $@
 
-$(BIN)/npy2dat: tools/npy2dat.c $(OBJ)/tensor.o | $(OUT)/dep
-	$(call say,LD,$@)
+# A test of a program includes the program's source (with TESTING defined); a
+# hidden test may include any program.
+$(OBJ)/tests/%.o: tests/test_%.c | build/.tangled $(OUT)/dep
+	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -I$(SRC) $< $(OBJ)/tensor.o $(LDLIBS) -o $@
-
-# A test of a program includes the program's source (with TESTING defined).
-$(TESTBIN)/%: tests/test_%.c $(OBJ)/tensor.o | build/.tangled $(OUT)/dep
-	$(call say,LD,$@)
+	$(Q)$(COMPILE) $(CFLAGS_$*) -Itests -c $< -o $@
+$(OBJ)/tests/teacher/%.o: $(TEACHER_TESTS)/test_%.c | build/.tangled $(OUT)/dep
+	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(CFLAGS_$*) $(DEPFLAGS) -I$(SRC) -Itests $< $(OBJ)/tensor.o $(LDLIBS) $(LDLIBS_$*) -o $@
-
-# A hidden test may include any program.
-$(TESTBIN)/teacher/%: $(TEACHER_TESTS)/test_%.c $(OBJ)/tensor.o | build/.tangled $(OUT)/dep
-	$(call say,LD,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -I$(SRC) -Itests $< $(OBJ)/tensor.o $(LDLIBS) -o $@
-
+	$(Q)$(COMPILE) -Itests -c $< -o $@
 # The replay of the fuzzers' inputs links the harnesses with exit() wrapped.
-$(TESTBIN)/fuzz: tests/test_fuzz.c $(OBJ)/tensor.o | $(OUT)/dep
+$(OBJ)/tests/fuzz.o: tests/test_fuzz.c | build/.tangled $(OUT)/dep
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(COMPILE) -Itests -Itests/fuzz -c $< -o $@
+$(TESTBIN)/%: $(OBJ)/tests/%.o $(OBJ)/tensor.o
 	$(call say,LD,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -I$(SRC) -Itests -Itests/fuzz $< $(OBJ)/tensor.o $(LDLIBS) $(FUZZ_WRAP) -o $@
+	$(Q)$(CC) $(CFLAGS) $(CFLAGS_$(notdir $*)) $^ $(LDLIBS) $(LDLIBS_$(notdir $*)) $(if $(filter fuzz,$*),$(FUZZ_WRAP)) -o $@
 
 $(OUT)/dep:
 	$(Q)mkdir -p $@

@@ -18,8 +18,7 @@ LDLIBS_mha_fast  := -fopenmp
 CFLAGS_mha_bench := -O3 -ffp-contract=fast -fno-tree-loop-distribute-patterns -fopenmp
 LDLIBS_mha_bench := -fopenmp
 # The hidden tests are compiled with the common flags only: give them OpenMP too.
-$(TESTBIN)/teacher/mha_fast: CFLAGS += -O3 -ffp-contract=fast -fno-tree-loop-distribute-patterns -fopenmp
-$(TESTBIN)/teacher/mha_fast: LDLIBS += -fopenmp
+$(OBJ)/tests/teacher/mha_fast.o: CFLAGS += -O3 -ffp-contract=fast -fno-tree-loop-distribute-patterns -fopenmp
 
 # The memory figure: deterministic byte counts (mha_bench --memory prints them from
 # the chapter's rung_bytes), never timings, which only make bench prints.

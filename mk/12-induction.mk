@@ -6,7 +6,7 @@ CFLAGS_induction := -O3
 # Its test is not vectorized: GCC 12's arm64 cross compiler stops with an internal
 # compiler error in its vectorizer on tests/test_induction.c (at -O2 as at -O3), and a
 # test needs no speed.
-$(TESTBIN)/induction: CFLAGS_induction := -fno-tree-vectorize
+$(OBJ)/tests/induction.o: CFLAGS_induction := -fno-tree-vectorize
 
 # The trained models live in build/induction/ whatever MODE is, trained by the release
 # build: `make test MODE=debug` reads them rather than train for minutes under ASan.

@@ -122,7 +122,10 @@ static void check(const char *which, int want_status, const char *want_lines, co
 }
 
 int main(int argc, char **argv) {
-    if (argc > 1) return demo(argv[1]);
+    if (argc > 1) {   /* a demo: its diagnostics on stderr, where check() reads them, or on stdout ("-stdout") */
+        if (strcmp(argv[1], "refusal-stdout")) return unsetenv("ABH_TAP_DIAG"), demo(argv[1]);
+        return setenv("ABH_TAP_DIAG", "stdout", 1), demo("refusal");
+    }
     self = argv[0];
     check("group", 0,
           "ok 1 - first|ok 2 - second|ok 3 # skip the rest of two_then_stub() needs Exercise 9.1, not implemented yet|"
@@ -158,6 +161,10 @@ int main(int argc, char **argv) {
           NULL, "another exercise's stub met inside STUDENT: every later test is skipped by name, even one that holds");
     check("refusal", 1, "not ok 1 - a test that fails on its own|1..1", NULL,
           "a program that exits 1 is not a stub: a failure after it is a failure");
+    run_demo("refusal-stdout");
+    like(run_out, "not ok 1 - a test that fails on its own\n#   Failed test 'a test that fails on its own'\n#   at ",
+         "with ABH_TAP_DIAG=stdout a failure's diagnostics follow its line on stdout (what make check shows)");
+    ok(!strstr(run_err, "Failed test"), "and none of them go to stderr");
     check("count", 1, "ok 1 - Exercise 9.1: passes 1|not ok 2 - Exercise 9.1: passes(1) ran 1 tests, not the 2 it declares|1..2",
           NULL, "an exercise that runs fewer tests than it declares fails");
     check("crash", 1, "not ok 1 - abort() ended early: exit status 134 (killed by a signal)|1..1", NULL,
