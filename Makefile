@@ -30,7 +30,10 @@ endif
 
 # Every core, and each target's output kept together (a compile's errors are never
 # interleaved with another's). A -j on the command line wins: make -j1 runs one job.
-MAKEFLAGS += -j$(JOBS) --output-sync=target
+# A make that another make runs shares its parent's jobs instead.
+ifeq ($(MAKELEVEL),0)
+  MAKEFLAGS += -j$(JOBS) --output-sync=target
+endif
 
 # The chapters, in book order: chapters/NN-name.md, then the appendices,
 # chapters/A-name.md (a capital letter sorts after every digit). Each
@@ -129,6 +132,8 @@ quote     = '$(subst ','\'',$(1))'
 # test binaries, in the children they fork and in every program they run, so no
 # test can mistake a report for the exit 1 of a clean refusal.
 export ABH_BIN := $(BIN)
+# what each compile read (gcc -MMD): tools/grade.lua learns from it what a test includes
+export ABH_DEP := $(OUT)/dep
 export ABH_BENCHES = $(BENCHES)
 export ABH_TRAINERS = $(TRAINERS)
 export ABH_SCRIPT_TESTS = $(SCRIPT_TESTS)
@@ -155,7 +160,7 @@ FUZZ_OPTIONS_npy    := -close_fd_mask=2 -max_len=4096 -dict=tests/fuzz/npy.dict
 FUZZ_OPTIONS_mask   := -close_fd_mask=2 -max_len=512
 FUZZ_OPTIONS_tangle := -max_len=4096 -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/tangle.dict
 
-.PHONY: all help programs run figures draw test test-external test-valgrind fuzz html pdf clean tools handout grade check \
+.PHONY: all help programs run figures draw test test-external test-valgrind fuzz html pdf clean tools handout grade check bench-check \
         check-handout check-mistakes check-cross bench stats test-data FORCE
 .DELETE_ON_ERROR:
 # Objects and the like are kept once made (never removed as intermediate files).
@@ -309,17 +314,41 @@ handout: tools
 	    printf '  %-7s %s\n' GIT $(call quote,$(HANDOUT_DIR))": a new repository, one commit, no history of the book"; fi
 
 ## Check handouts end to end (CHAPTERS="1 3": those; default each chapter alone, then all).
-# Two checks at a time (the cores, at most 2; CHECK_HANDOUT_JOBS=N runs N).
+# One target per check (tools/check-handout.sh --one NAME CHAPTER...), as many at
+# once as make runs jobs, each one's lines printed together when it is done; after
+# a failure no other check starts. Every handout of all of them (all, chapter-N,
+# chapters-1-3; the longest first) or one per chapter of CHAPTERS. The copies of
+# the book share chapter 12's trained models, kept by the hash of the program and
+# its flags (ABH_MODEL_CACHE, read by mk/12-induction.mk).
+CHECKED_HANDOUTS := build/check-handout
+HANDOUT_CHECKS = $(if $(strip $(CHAPTERS)),$(addprefix chapter-,$(CHECK_CHAPTERS)),\
+                   all $(addprefix chapter-,$(CHECK_CHAPTERS)) chapters-1-3)
 check-handout: tools
-	$(Q)sh tools/check-handout.sh $(CHAPTERS)
+	$(Q)sh tools/check-handout.sh --chapters $(CHAPTERS) > /dev/null
+	$(Q)rm -rf $(CHECKED_HANDOUTS) && mkdir -p $(CHECKED_HANDOUTS)
+	+$(Q)$(MAKE) --no-print-directory check-handout-each \
+	    CHECK_CHAPTERS="$$(sh tools/check-handout.sh --chapters $(CHAPTERS))"
+	@echo "check-handout: every handout checked"
+check-handout-each: $(HANDOUT_CHECKS:%=$(CHECKED_HANDOUTS)/%.done)
+$(CHECKED_HANDOUTS)/%.done:
+	+$(Q)ABH_MODEL_CACHE=$(abspath $(CHECKED_HANDOUTS))/models PASTE_BACK=$(if $(strip $(CHAPTERS)),,all) \
+	    sh tools/check-handout.sh --one $* \
+	    $(if $(filter all,$*),$(CHECK_CHAPTERS),$(subst -, ,$(patsubst chapter-%,%,$(patsubst chapters-%,%,$*)))) \
+	    && touch $@
 
 ## Check that each exercise's own tests catch the mistakes in tests/mistakes/ (EXERCISES="5.6": those; V=1: which tests).
 check-mistakes: tools
-	$(Q)$(LUA) tools/check-mistakes.lua $(if $(filter 1,$(V)),-v) $(EXERCISES)
+	+$(Q)$(LUA) tools/check-mistakes.lua $(if $(filter 1,$(V)),-v) $(EXERCISES)
 
 ## Cross-compile every program and test for arm64 (-Werror), run the tests under qemu-user.
 check-cross: tools
 	$(Q)sh tools/check-cross.sh
+
+## Time make check on every exercise (EXERCISES="5.6": those) and check its verdict is the full grade's.
+# In a copy of the book: for each exercise, a one-line edit, a mistake, the fix and the
+# undo, each timed and the mistake and the fix graded in full (tools/bench-check.lua).
+bench-check: tools
+	$(Q)$(LUA) tools/bench-check.lua $(EXERCISES)
 
 ## Run the benchmarks (timings, not tests): each prints a table, kept in build/bench/NAME.txt.
 # Then mha_fast against ONNX Runtime (tools/onnxruntime.mjs), with node and npm.

@@ -18,10 +18,12 @@ export ABH_MODELS := $(MODELS)
 TRAIN_two-layers := --layers 2
 TRAIN_one-layer  := --layers 1
 TEST_DATA += $(MODELS)/two-layers/history.npy $(MODELS)/one-layer/history.npy
-# ABH_MODEL_CACHE=DIR (make check-handout sets it, for its many copies of the book): a
-# model is copied from DIR when a program with the same bytes was trained there with the
-# same flags, since training gives the same bits every run; each model trained is kept in
-# DIR/KEY/, KEY a hash of the program and its flags.
+# ABH_MODEL_CACHE=DIR (build/models unless set; make check-handout gives its many copies
+# of the book one): a model is copied from DIR when a program with the same bytes was
+# trained there with the same flags, since training gives the same bits every run; each
+# model trained is kept in DIR/KEY/, KEY a hash of the program and its flags. So undoing
+# an edit of the trainer does not train again.
+export ABH_MODEL_CACHE ?= $(abspath build)/models
 $(MODELS)/%/history.npy: build/bin/induction
 	$(call say,TRAIN,$(MODELS)/$* (build/bin/induction $(TRAIN_$*) --every 50))
 	$(Q)mkdir -p $(MODELS) && rm -rf $(MODELS)/$*.tmp && status=0 && cache=; \

@@ -8,5 +8,5 @@ skip() { echo "1..0 # SKIP $*"; exit 0; }
 command -v node >/dev/null 2>&1 || skip "no node: apt-get install nodejs npm"
 [ -d node_modules/onnxruntime-node ] && [ -d node_modules/onnx-proto ] ||
   skip "no onnxruntime-node: npm ci (it installs package-lock.json's, and nothing from outside the registry)"
-[ -x build/bin/mha_bench ] || skip "no build/bin/mha_bench: make"
+[ -x "${ABH_BIN:-build/bin}/mha_bench" ] || skip "no ${ABH_BIN:-build/bin}/mha_bench: make"
 exec node tools/onnxruntime.mjs check

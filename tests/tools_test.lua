@@ -213,7 +213,7 @@ end
 do
   local dir = TMP .. "/check-handout"
   sh("mkdir -p " .. q(dir))
-  local status, out, err = run(dir, "sh " .. q(ROOT .. "/tools/check-handout.sh") .. " 5 ../../x")
+  local status, out, err = run(dir, "sh " .. q(ROOT .. "/tools/check-handout.sh") .. " --chapters 5 ../../x")
   ok(status == 1 and out == "" and err == "check-handout: ../../x is not a chapter number (CHAPTERS=\"1 3\" checks chapters 1 and 3)\n"
      and sh("ls -A " .. q(dir)) == "", "check-handout refuses a chapter that is not a number before it makes or removes anything", err)
 end

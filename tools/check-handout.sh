@@ -25,15 +25,13 @@
 # to every make it runs (in MAKEFLAGS and the environment), and make grade
 # reads it.
 # One line per step; the first problem stops the check with a non-zero exit.
-# The checks run two at a time (as many as the machine has cores, at most 2;
-# CHECK_HANDOUT_JOBS=N runs N): each one is this script again, in its own
-# session (setsid, so that it can be stopped whole), writing its lines to
-# build/check-handout/NAME.out and .err and its exit status to NAME.status.
-# Each check's lines are printed in the order above once it is done. After a
-# failure no other check starts; the first failure in that order is printed
-# after the lines of the checks before it (checks after it still running are
-# stopped), and the script exits 1. Two checks share nothing they write: each
-# has its own handout, its own logs (HANDOUT_LOG too) and its handout's build/.
+# make check-handout runs the checks, one make target each (make -j, its output
+# kept together per check), and stops starting checks after the first failure:
+#   sh tools/check-handout.sh --one NAME CHAPTER...   one check, in build/check-handout/NAME
+#   sh tools/check-handout.sh --chapters [CHAPTER...] the chapters with exercises (or those
+#                                                     given, checked to be chapter numbers)
+# Two checks share nothing they write: each has its own handout, its own logs
+# (HANDOUT_LOG too) and its handout's build/.
 # (lua5.4 -e CODE /dev/null ARGS: the empty script /dev/null lets CODE read ARGS.)
 set -u
 top=$(pwd)
@@ -149,118 +147,28 @@ check() {
   echo "          chapters pasted back: $(grep '^total' "$dir.grade"); $(grep '^assigned' "$dir.grade")"
 }
 
-# One check alone, started by the loop below: _CHECK_HANDOUT_ONE=1 sh
-# tools/check-handout.sh NAME CHAPTER... (unset at once, so that nothing the
-# check runs sees it).
-if [ "${_CHECK_HANDOUT_ONE:-}" = 1 ]; then
-  unset _CHECK_HANDOUT_ONE
-  paste_back=${_CHECK_HANDOUT_PASTE:-}; unset _CHECK_HANDOUT_PASTE
-  echo $$ > "build/check-handout/$1.pid"
+case ${1:-} in
+--one)
+  shift
+  # PASTE_BACK=all: this check is one of a run of every handout (see check above)
+  paste_back=${PASTE_BACK:-}
   check "$@"
-  exit 0
-fi
-
-# Chapter numbers as given, without leading zeros ("09" is 9, not an octal number for printf);
-# anything else is refused before a directory is made from it.
-for n in "$@"; do
-  case $n in ''|*[!0-9]*) fail "$n is not a chapter number (CHAPTERS=\"1 3\" checks chapters 1 and 3)" ;; esac
-done
-set -- $(for n in "$@"; do echo "$n" | sed 's/^0*\([0-9]\)/\1/'; done)
-# How many checks run at once: CHECK_HANDOUT_JOBS, else the cores, at most 2.
-if [ -n "${CHECK_HANDOUT_JOBS:-}" ]; then
-  case $CHECK_HANDOUT_JOBS in *[!0-9]*|0*) fail "CHECK_HANDOUT_JOBS=$CHECK_HANDOUT_JOBS is not a number of checks to run at once (1, 2, ...)" ;; esac
-  jobs=$CHECK_HANDOUT_JOBS
-else
-  jobs=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null) || jobs=1
-  case $jobs in ''|*[!0-9]*|0) jobs=1 ;; esac
-  [ "$jobs" -le 2 ] || jobs=2
-fi
-all=$(chapters_with_exercises | tr '\n' ' ')
-[ -n "$all" ] || fail "no chapter has a solution region"
-out=build/check-handout
-rm -rf "$out" && mkdir -p "$out"
-# The copies of the book share chapter 12's trained models, kept by the hash of the
-# program and its flags (ABH_MODEL_CACHE, read by mk/12-induction.mk): most handouts
-# build the book's own build/bin/induction, and would train it again, 20 s each time.
-export ABH_MODEL_CACHE="$top/$out/models"
-
-# The checks, in the order their lines are printed: check_K is "NAME CHAPTER...".
-count=0 paste=
-add() { count=$((count + 1)); eval "check_$count=\$*"; }
-if [ $# -gt 0 ]; then
-  for n in "$@"; do add "chapter-$n" "$n"; done
-else
-  for n in $all; do add "chapter-$n" "$n"; done
-  add chapters-1-3 1 3            # the example in book.md and the issue that asked for handouts
-  # shellcheck disable=SC2086
-  add all $all
-  paste=all
-fi
-# The order they start in: the handout of all chapters, the longest, first
-# when there are more checks than run at once (it would otherwise run alone
-# at the end); then the others in order.
-if [ $# -eq 0 ] && [ "$count" -gt "$jobs" ]; then
-  queue="$count $(seq 1 $((count - 1)) | tr '\n' ' ')"
-else
-  queue=$(seq 1 "$count" | tr '\n' ' ')
-fi
-setsid=$(command -v setsid 2>/dev/null) || setsid=
-
-# status K: the exit status of check K, or nothing while it runs (or before it starts).
-name_of() { eval "set -- \$check_$1"; echo "$1"; }
-status() { cat "$out/$(name_of "$1").status" 2>/dev/null; }
-# Start check K in the background, in its own session (stdin /dev/null).
-start() {
-  name=$(name_of "$1")
-  ( eval "set -- \$check_$1"
-    _CHECK_HANDOUT_ONE=1 _CHECK_HANDOUT_PASTE=$paste $setsid sh "$0" "$@" < /dev/null > "$out/$name.out" 2> "$out/$name.err"
-    echo $? > "$out/$name.status.tmp" && mv "$out/$name.status.tmp" "$out/$name.status" ) &
-  started="$started $1"
-}
-# Stop every check still running (its whole session), and wait for them.
-stop() {
-  for k in $started; do
-    [ -n "$(status "$k")" ] && continue
-    pid=$(cat "$out/$(name_of "$k").pid" 2>/dev/null) && [ -n "$pid" ] && kill -TERM -"$pid" 2>/dev/null
+  ;;
+--chapters)
+  shift
+  # Chapter numbers as given, without leading zeros ("09" is 9, not an octal number);
+  # anything else is refused before a directory is made from it.
+  for n in "$@"; do
+    case $n in ''|*[!0-9]*) fail "$n is not a chapter number (CHAPTERS=\"1 3\" checks chapters 1 and 3)" ;; esac
   done
-  wait
-}
-# Print check K's lines; if it failed, stop the checks still running and exit 1.
-show() {
-  name=$(name_of "$1")
-  cat "$out/$name.out"
-  cat "$out/$name.err" >&2
-  [ "$(status "$1")" = 0 ] || { stop; exit 1; }
-}
-trap 'trap - INT TERM HUP; stop; exit 130' INT TERM HUP
-
-printf '  %-7s %s\n' CHECK "$count handouts, $jobs at a time (CHECK_HANDOUT_JOBS=N to change); each one's lines when it is done"
-started='' next=1 failed=''
-while [ "$next" -le "$count" ]; do
-  # the next check to print is done: print it (and stop if it failed)
-  if [ -n "$(status "$next")" ]; then
-    show "$next"
-    next=$((next + 1))
-    continue
+  if [ $# -gt 0 ]; then
+    for n in "$@"; do echo "$n" | sed 's/^0*\([0-9]\)/\1/'; done | tr '\n' ' '
+  else
+    all=$(chapters_with_exercises | tr '\n' ' ')
+    [ -n "$all" ] || fail "no chapter has a solution region"
+    echo "$all"
   fi
-  running=0
-  for k in $started; do
-    s=$(status "$k")
-    if [ -z "$s" ]; then running=$((running + 1)); elif [ "$s" != 0 ]; then failed=1; fi
-  done
-  if [ -n "$failed" ] && [ "$running" -eq 0 ]; then
-    # a check failed and none runs: print those done, in order, up to the first failure
-    while [ "$next" -le "$count" ]; do
-      [ -n "$(status "$next")" ] && show "$next"
-      next=$((next + 1))
-    done
-    exit 1      # not reached: a check that failed was shown
-  fi
-  if [ -z "$failed" ] && [ "$running" -lt "$jobs" ] && [ -n "$queue" ]; then
-    # shellcheck disable=SC2086
-    set -- $queue; start "$1"; shift; queue="$*"
-    continue
-  fi
-  sleep 1
-done
-echo "check-handout: every handout checked"
+  ;;
+*)
+  fail "usage: sh tools/check-handout.sh --one NAME CHAPTER... | --chapters [CHAPTER...] (make check-handout runs it)" ;;
+esac

@@ -21,6 +21,9 @@ Nothing here is a hand-kept list; it is read from the code:
   a chapter tangles for its tests, `#include "X.h"`: tests/run.h
   and the Makefile compile a test with its program's source) and those it
   names in a string literal ("mha": run("mha", ...), program_path("mha"));
+  what it includes is read from the dependency file gcc wrote when it
+  compiled the test (the Makefile's -MMD: every file the compile read, to any
+  depth) when there is one, and from its #include lines otherwise;
 - a test file's tests count for the chapter of the program it is named
   after (tests/test_NAME.c tests build/src/NAME.c or NAME.h, whose first line names
   the chapters it was tangled from; the last one is its home), the tensor
@@ -100,12 +103,28 @@ function M.programs(sources)
   return programs
 end
 
+-- The tangled sources a compile read, from the dependency file gcc wrote
+-- for it (`text`, the make rule of -MMD): a set of NAME (build/src/NAME.c or NAME.h).
+function M.depfile_sources(text)
+  local names = {}
+  local rule = (text or ""):match("^[^:]*:(.-)\n[^%s][^\n]*:") or (text or ""):match("^[^:]*:(.*)$") or ""
+  for name in rule:gmatch("/src/([%w_]+)%.[ch]") do names[name] = true end
+  return names
+end
+
 -- The programs a C test file (`text`) runs: those it includes and those it
--- names in a string literal; a set of names.
-function M.test_programs(programs, text)
+-- names in a string literal; a set of names. `depfile`, when given, is the
+-- text of the dependency file of the test's compile: what it included.
+function M.test_programs(programs, text, depfile)
   local used = {}
-  for name in text:gmatch('#%s*include%s*"([%w_]+)%.[ch]"') do
-    if programs[name] then used[name] = true end
+  if depfile then
+    for name in pairs(M.depfile_sources(depfile)) do
+      if programs[name] then used[name] = true end
+    end
+  else
+    for name in text:gmatch('#%s*include%s*"([%w_]+)%.[ch]"') do
+      if programs[name] then used[name] = true end
+    end
   end
   for literal in text:gmatch('"([%w_]+)"') do
     if programs[literal] then used[literal] = true end
@@ -122,11 +141,13 @@ function M.test_chapter(programs, name)
 end
 
 -- The exercises whose code a test runs: a set. `text` is the test's C
--- source, or nil for a script test, which runs every program.
-function M.test_exercises(programs, text)
+-- source, or nil for a script test, which runs every program; `depfile` as
+-- for test_programs.
+function M.test_exercises(programs, text, depfile)
   local exercises = {}
+  local used = text and M.test_programs(programs, text, depfile)
   for name, program in pairs(programs) do
-    if not text or M.test_programs(programs, text)[name] or name == "tensor" then
+    if not text or used[name] or name == "tensor" then
       for exercise in pairs(program.exercises) do exercises[exercise] = true end
     end
   end

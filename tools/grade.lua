@@ -225,6 +225,13 @@ local function test_source(path)
   return source, source and read_all(source)
 end
 
+-- The dependency file gcc wrote when it compiled the test at `path` (the
+-- Makefile's -MMD, in $ABH_DEP), or nil: a test not compiled yet, or a script.
+local function test_depfile(path)
+  local dir = os.getenv("ABH_DEP")
+  return dir and read_all(dir .. "/obj-tests-" .. key_of(path):gsub("/", "-") .. ".o.d")
+end
+
 -- The exercises whose code each test file runs: {path -> set}, read from
 -- the tangled sources and the tests' sources (tools/deps.lua); a script
 -- runs every program when it (or a file it names) reads $ABH_BIN, and none
@@ -234,7 +241,7 @@ local function code_run_by(paths, programs)
   for _, path in ipairs(paths) do
     local source, text = test_source(path)
     if text then
-      runs[path] = deps.test_exercises(programs, text)
+      runs[path] = deps.test_exercises(programs, text, test_depfile(path))
     elseif not source and deps.script_runs_programs(path, read_all) then
       runs[path] = deps.test_exercises(programs, nil)
     else
@@ -660,7 +667,7 @@ local function write_plan(file_path, picked, programs, built)
     runs[#runs + 1] = target
     local needs, source, text = {}, test_source(path)
     if text then
-      local names = deps.set_list(deps.test_programs(programs, text))
+      local names = deps.set_list(deps.test_programs(programs, text, test_depfile(path)))
       for _, name in ipairs(names) do
         if built[name] then needs[#needs + 1] = "$(BIN)/" .. name end
       end

@@ -3,7 +3,7 @@
 //   node tools/onnxruntime.mjs check            TAP: ONNX Runtime's output is mha_fast's, within 1e-5
 //   node tools/onnxruntime.mjs bench [ROUNDS]   the table in Appendix B (make bench runs it)
 //
-// Run from the top of the book, after make (it runs build/bin/mha_bench). It needs
+// Run from the top of the book, after make (it runs $ABH_BIN/mha_bench, build/bin by default). It needs
 // package-lock.json's onnxruntime-node and onnx-proto (npm ci; .npmrc keeps
 // onnxruntime-node's install script from downloading anything: the package ships its
 // CPU library).
@@ -31,7 +31,8 @@ try {
 } catch (e) {
   die('no onnxruntime-node or onnx-proto: npm ci (package-lock.json pins them; nothing else is downloaded)');
 }
-const BENCH = 'build/bin/mha_bench';
+// The programs make built for this MODE (make exports ABH_BIN: build/bin, or build/debug/bin).
+const BENCH = `${process.env.ABH_BIN || 'build/bin'}/mha_bench`;
 ort.env.logLevel = 'error';         // not its warnings about the graphs' unused names
 
 // ---- .npy files: little-endian float32, C order ---------------------------------------
