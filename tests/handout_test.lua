@@ -306,7 +306,7 @@ end
 -- The real Makefile in the small book: make handout with no programs to
 -- compile (TESTS= empties the compile check), so that it runs in a moment.
 local function with_makefile(dir)
-  for _, path in ipairs{"Makefile", "tools/handout.lua", "tools/deps.lua", "tools/ensure-tools.sh", "tools/summary.lua", "tangle/tangle.lua"} do
+  for _, path in ipairs{"Makefile", "tools/handout.lua", "tools/deps.lua", "tools/util.lua", "tools/ensure-tools.sh", "tools/summary.lua", "tangle/tangle.lua"} do
     write(dir .. "/" .. path, read(ROOT .. "/" .. path))
   end
   return dir

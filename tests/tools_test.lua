@@ -326,7 +326,7 @@ end
 
 do
   local dir = graded_book{["tests/teacher"] = false}
-  for _, path in ipairs{"Makefile", "tools/grade.lua", "tools/deps.lua", "tools/ensure-tools.sh", "tools/summary.lua"} do
+  for _, path in ipairs{"Makefile", "tools/grade.lua", "tools/deps.lua", "tools/util.lua", "tools/ensure-tools.sh", "tools/summary.lua"} do
     write(dir .. "/" .. path, read(ROOT .. "/" .. path))
   end
   -- not the settings of a make that runs this test (make test V=1, make grade FORMAT=tsv): make

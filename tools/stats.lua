@@ -32,6 +32,9 @@ block without a sentence before or a paragraph after, a chapter over 11,000
 words. Chapter 0 and the appendices are measured, and only the last three apply.
 ]]
 
+local HERE = arg and arg[0] and arg[0]:match("^(.*)/") or "tools"
+local U = dofile(HERE .. "/util.lua")
+
 local MAX_WORDS, MAX_C_BLOCK, MAX_MACHINERY = 11000, 25, 0.25
 
 local MACHINERY = { "free", "make", "load", "print", "dump", "parse", "check",
@@ -45,12 +48,6 @@ local function is_machinery(name)
     if name:find(word, 1, true) then return true end
   end
   return false
-end
-
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local text = f:read("a"); f:close()
-  return text
 end
 
 local function lines_of(text)
@@ -162,7 +159,7 @@ local function scan_c(block)
 end
 
 local function chapter_stats(path, all_refs)
-  local text = read(path)
+  local text = U.must_read(path)
   local lines = lines_of(text)
   local s = { path = path, words = words(text), blocks = 0, longest = 0, longest_at = 0,
               no_before = {}, no_after = {}, idea = 0, machinery = 0, over = {} }
