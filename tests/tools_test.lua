@@ -7,48 +7,17 @@
 -- build, and the real Makefile's `make grade` and `make` on a small book with
 -- no programs, so that all of it runs in a moment.
 
-local count, failures = 0, 0
-
-local function ok(condition, name, ...)
-  count = count + 1
-  if not condition then failures = failures + 1 end
-  io.write(condition and "ok " or "not ok ", count, " - ", name, "\n")
-  if not condition then
-    for _, line in ipairs{...} do io.write("# ", (tostring(line):gsub("\n", "\n#   ")), "\n") end
-  end
-  return condition
-end
-
-local function is(got, want, name)
-  return ok(got == want, name, "got:      " .. tostring(got), "expected: " .. tostring(want))
-end
-
-local function q(s) return "'" .. s:gsub("'", [['\'']]) .. "'" end
-
-local function sh(command)
-  local pipe = io.popen(command)
-  local out = pipe:read("a")
-  local _, _, status = pipe:close()
-  return out, status
-end
-
-local function read(path)
-  local file = io.open(path, "rb")
-  if not file then return nil end
-  local text = file:read("a")
-  file:close()
-  return text
-end
+local HERE = arg[0]:match("^(.*)/") or "."
+local tap = dofile(HERE .. "/tap.lua")
+local U = dofile(HERE .. "/../tools/util.lua")
+local ok, is = tap.ok, tap.is
+local q, sh, read = U.q, U.sh, U.read
 
 local function write(path, text, executable)
-  sh("mkdir -p " .. q(path:match("^(.*)/")))
-  local file = assert(io.open(path, "wb"))
-  file:write(text)
-  file:close()
+  U.write(path, text)
   if executable then sh("chmod +x " .. q(path)) end
 end
 
-local HERE = arg[0]:match("^(.*)/") or "."
 local ROOT = sh("cd " .. q(HERE .. "/..") .. " && pwd"):gsub("\n$", "")
 local TMP = os.tmpname()
 os.remove(TMP)
@@ -56,9 +25,7 @@ local cleanup <close> = setmetatable({}, {__close = function() sh("rm -rf -- " .
 
 -- Run `command` in `dir`; status, stdout, stderr.
 local function run(dir, command)
-  local err_path = TMP .. "/stderr"
-  local out, status = sh(("cd %s && %s 2>%s"):format(q(dir), command, q(err_path)))
-  return status, out, read(err_path) or ""
+  return U.run(("cd %s && %s"):format(q(dir), command))
 end
 
 local function lines_of(text)
@@ -67,7 +34,7 @@ local function lines_of(text)
   return lines
 end
 
-io.write("TAP version 13\n")
+tap.version()
 
 ------------------------------------------------------------------------------
 -- A small graded book: chapters 5 and 7, each with a program whose tangled
@@ -81,7 +48,7 @@ local function header(chapters)
 end
 
 local function graded_book(changes)
-  local dir = TMP .. "/graded" .. count
+  local dir = TMP .. "/graded" .. tap.count
   local files = {
     ["chapters/05-five.md"] = "# 5. Five: a chapter\n",
     ["chapters/07-seven.md"] = "# 7. Seven\n",
@@ -346,5 +313,4 @@ do
      "make ends with its summary", out, err)
 end
 
-io.write("1..", count, "\n")
-os.exit(failures == 0 and 0 or 1, true)   -- true: close the state, running `cleanup`
+tap.done()   -- closes the state, running `cleanup`
