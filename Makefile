@@ -92,6 +92,7 @@ include $(sort $(wildcard mk/*.mk))
 # How the book reads (tools/stats.lua): a student's handout (mk/handout.mk sets
 # HANDOUT) is not held to it, since its stubs change the counts.
 SCRIPT_TESTS += $(if $(HANDOUT),,tests/reading_test.lua tests/site_test.sh)
+export ABH_SCRIPT_TESTS = $(SCRIPT_TESTS)
 
 # Tests of compiled code: tests/test_NAME.c -> $(TESTBIN)/NAME. tensor, stress
 # and fuzz are not tied to one program; the others test one program each.

@@ -474,13 +474,16 @@ local function code_map(kept, texts)
       tests[#tests + 1] = {path = path, name = name, text = read(path)}
     end
   end
-  -- the script tests: those the Makefile names in SCRIPT_TESTS (every other
-  -- file in tests/ if it names none) that run the programs
-  local scripts = {}
-  for word in ((read("Makefile") or ""):match("\nSCRIPT_TESTS%s*:?=([^\n]*)") or ""):gmatch("%S+") do scripts[word] = true end
+  -- the script tests that run the programs: those in make's SCRIPT_TESTS, every
+  -- line and += of it, which the Makefile exports as ABH_SCRIPT_TESTS; run by
+  -- hand without it, every file of tests/ that is not C (tests/tap.lua and the
+  -- like run no program: deps.script_runs_programs leaves them out)
+  local listed, scripts = os.getenv("ABH_SCRIPT_TESTS"), {}
+  for word in (listed or ""):gmatch("%S+") do scripts[word] = true end
   for _, path in ipairs(kept) do
-    if (scripts[path] or next(scripts) == nil and path:match("^tests/[^/]+$") and not path:match("%.[ch]$"))
-       and deps.script_runs_programs(path, read) then
+    local script = scripts[path]
+    if not listed then script = path:match("^tests/[^/]+$") and not path:match("%.[ch]$") end
+    if script and deps.script_runs_programs(path, read) then
       tests[#tests + 1] = {path = path}
     end
   end
