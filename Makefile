@@ -84,6 +84,8 @@ TANGLED_HEADERS :=
 # figures as ratios against a baseline run in the same process. A mk file may
 # set CFLAGS_NAME and LDLIBS_NAME for one program (e.g. -O3 -march=native).
 BENCHES        :=
+# TRAINERS: programs that train a model (chapter 12), which tests/cli_test.lua runs briefly.
+TRAINERS       :=
 FIGURES        :=
 # TEST_DATA: files a test reads that a program makes (chapter 12's trained models);
 # make test, test-valgrind and grade make them first.
@@ -114,6 +116,8 @@ quote     = '$(subst ','\'',$(1))'
 # test binaries, in the children they fork and in every program they run, so no
 # test can mistake a report for the exit 1 of a clean refusal.
 export ABH_BIN := $(BIN)
+export ABH_BENCHES = $(BENCHES)
+export ABH_TRAINERS = $(TRAINERS)
 export ASAN_OPTIONS := detect_leaks=1:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1:abort_on_error=1
 

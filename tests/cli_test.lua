@@ -22,11 +22,17 @@ local ok, skip = tap.ok, tap.skip
 local bin = os.getenv("ABH_BIN") or "build/bin"
 local wrap = os.getenv("ABH_WRAP") or ""
 
-local benches = { backward_bench = true, decode_bench = true, mha_bench = true }
--- A program that trains (chapter 12) is given --steps 2 in every run that does not
--- set --steps itself, so that each flag is tried in a moment, not a training run
--- (--steps 0 beside --ablate, which silences a head of a model it does not train).
-local trainers = { induction = true }
+-- The benchmarks (a program that only times things) and the programs that train
+-- (chapter 12's induction), as make names them: BENCHES and TRAINERS, exported as
+-- ABH_BENCHES and ABH_TRAINERS. Run by hand without them, a benchmark is a program
+-- of $ABH_BIN whose name ends in _bench, and a trainer one whose --help lists --steps.
+-- A trainer is given --steps 2 in every run that does not set --steps itself, so
+-- that each flag is tried in a moment, not a training run (--steps 0 beside
+-- --ablate, which silences a head of a model it does not train).
+local BENCHES, TRAINERS = os.getenv("ABH_BENCHES"), os.getenv("ABH_TRAINERS")
+local benches, trainers = {}, {}
+for name in (BENCHES or ""):gmatch("%S+") do benches[name] = true end
+for name in (TRAINERS or ""):gmatch("%S+") do trainers[name] = true end
 
 -- Runs program name with args (a list); returns exit status, stdout, stderr.
 local function run(name, args)
@@ -75,7 +81,10 @@ local function read_usage(text)
 end
 
 local programs = {}
-for name in U.sh("ls " .. U.q(bin)):gmatch("[^\n]+") do programs[#programs + 1] = name end
+for name in U.sh("ls " .. U.q(bin)):gmatch("[^\n]+") do
+  programs[#programs + 1] = name
+  if not BENCHES and name:match("_bench$") then benches[name] = true end
+end
 table.sort(programs)
 
 local blocked = tmp .. "/a-file"
@@ -93,6 +102,7 @@ for _, name in ipairs(programs) do
      name .. " --help: a defaults line, if any, names the values it would use")
   local lists = {}
   for _, f in ipairs(flags) do lists[f.name] = f end
+  if not TRAINERS and lists["--steps"] then trainers[name] = true end
   local case = tmp .. "/" .. name .. "-case"
   local values = { ["--batch"] = "2", ["--seq"] = "3", ["--dim"] = "8", ["--heads"] = "2", ["--kv-heads"] = "1",
                    ["--kv-seq"] = "4", ["--seed"] = "7", ["--dropout"] = "0.2", ["--load"] = case,
