@@ -267,7 +267,7 @@ bench: $(BENCHES:%=$(BIN)/%) $(if $(NPM),node_modules/.package-lock.json)
 
 ## Measure how each chapter reads: words, blocks, blocks without prose around them, C lines by job (-v: where).
 stats: tools
-	$(Q)$(LUA) tools/stats.lua $(if $(V),-v) $(CHAPTER_FILES)
+	$(Q)$(LUA) tools/stats.lua $(if $(filter 1,$(V)),-v) $(CHAPTER_FILES)
 
 ## Write the web book, one page per chapter, to build/site/ (needs pandoc; open build/site/index.html).
 html: $(SITE_PAGES) $(SITE)/book.css $(SITE_FIGURES) tools/site/check.lua

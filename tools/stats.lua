@@ -23,8 +23,9 @@ inputs are the idea.
 
 "A sentence before" means the last non-blank line before the opening fence is
 prose (not a heading, a fence, a table or an HTML comment); "a paragraph after"
-the same for the first non-blank line after the closing fence. -v lists the
-blocks that miss one, as chapter.md:LINE, and the C lines of each function.
+the same for the first non-blank line after the closing fence. The table ends
+with a key to its columns. -v (make stats V=1) lists the blocks that miss one,
+as chapter.md:LINE, and the C lines of each function.
 
 With --check it exits 1 when a target of the reader's edition is missed:
 chapters 1 to 9 with more than 25% machinery, any C block over 25 lines, a
@@ -261,6 +262,9 @@ local function main(argv)
       io.stderr:write(("%s: %s\n"):format(s.path, table.concat(miss, "; ")))
     end
   end
+  print("key: words as wc -w counts them; blocks: fenced code blocks; longest: lines of the longest block;")
+  print("     C>25: C blocks over 25 lines; nobef, noaft: blocks without a sentence before, a paragraph after;")
+  print("     C lines: lines of C blocks; machinery: their share not the idea (-v, make stats V=1: which, where)")
   if failed then os.exit(1) end
 end
 
