@@ -102,7 +102,7 @@ TANGLED_HEADERS :=
 # set CFLAGS_NAME and LDLIBS_NAME for one program (e.g. -O3 -march=native).
 BENCHES        :=
 FIGURES        :=
-# TRAINERS: programs that train a model (chapter 12); cli_test.lua gives them few steps.
+# TRAINERS: programs that train a model (chapter 12), which tests/cli_test.lua runs briefly.
 TRAINERS       :=
 # TEST_DATA: files a test reads that a program makes (chapter 12's trained models);
 # make test, test-valgrind and grade make them first.
@@ -134,9 +134,11 @@ quote     = '$(subst ','\'',$(1))'
 export ABH_BIN := $(BIN)
 # what each compile read (gcc -MMD): tools/grade.lua learns from it what a test includes
 export ABH_DEP := $(OUT)/dep
+# the benchmarks, trainers and script tests, for the tools that must know them
+# (tests/cli_test.lua, tools/handout.lua)
 export ABH_BENCHES = $(BENCHES)
 export ABH_TRAINERS = $(TRAINERS)
-export ABH_SCRIPT_TESTS = $(SCRIPT_TESTS)
+export ABH_SCRIPT_TESTS = $(SCRIPT_TESTS) $(EXTERNAL_TESTS)
 export ASAN_OPTIONS := detect_leaks=1:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1:abort_on_error=1
 

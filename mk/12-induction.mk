@@ -2,6 +2,7 @@
 # induction is compiled with -O3 (the same float operations in the same order as -O2,
 # so the same bits: no -ffast-math, and -std=c11 contracts no a*b+c into an fma).
 PROGRAMS += induction
+TRAINERS += induction
 CFLAGS_induction := -O3
 # Its test is not vectorized: GCC 12's arm64 cross compiler stops with an internal
 # compiler error in its vectorizer on tests/test_induction.c (at -O2 as at -O3), and a

@@ -14,18 +14,27 @@
 --
 --   lua5.4 tests/cli_test.lua          (TAP on stdout; run from the top of the book)
 
+local HERE = arg[0]:match("^(.*)/") or "."
+local tap = dofile(HERE .. "/tap.lua")
+local U = dofile(HERE .. "/../tools/util.lua")
+local ok, skip = tap.ok, tap.skip
+
 local bin = os.getenv("ABH_BIN") or "build/bin"
 local wrap = os.getenv("ABH_WRAP") or ""
-local benches = { backward_bench = true, decode_bench = true, mha_bench = true }
--- A program that trains (chapter 12) is given --steps 2 in every run that does not
--- set --steps itself, so that each flag is tried in a moment, not a training run
--- (--steps 0 beside --ablate, which silences a head of a model it does not train).
-local trainers = { induction = true }
 
-local function quote(s) return "'" .. s:gsub("'", [['\'']]) .. "'" end
+-- The benchmarks (a program that only times things) and the programs that train
+-- (chapter 12's induction), as make names them: BENCHES and TRAINERS, exported as
+-- ABH_BENCHES and ABH_TRAINERS. Run by hand without them, a benchmark is a program
+-- of $ABH_BIN whose name ends in _bench, and a trainer one whose --help lists --steps.
+-- A trainer is given --steps 2 in every run that does not set --steps itself, so
+-- that each flag is tried in a moment, not a training run (--steps 0 beside
+-- --ablate, which silences a head of a model it does not train).
+local BENCHES, TRAINERS = os.getenv("ABH_BENCHES"), os.getenv("ABH_TRAINERS")
+local benches, trainers = {}, {}
+for name in (BENCHES or ""):gmatch("%S+") do benches[name] = true end
+for name in (TRAINERS or ""):gmatch("%S+") do trainers[name] = true end
 
 -- Runs program name with args (a list); returns exit status, stdout, stderr.
-local tmp = assert(io.popen("mktemp -d /tmp/abh-cli-XXXXXX")):read("l")
 local function run(name, args)
   if trainers[name] then
     local given = {}
@@ -36,28 +45,12 @@ local function run(name, args)
     end
   end
   local words = {}
-  for i, a in ipairs(args) do words[i] = quote(a) end
-  local cmd = string.format("%s %s/%s %s >%s/out 2>%s/err", wrap, bin, name, table.concat(words, " "), tmp, tmp)
-  local _, _, status = os.execute(cmd)
-  local function slurp(f) local h = io.open(tmp .. "/" .. f) local s = h:read("a") h:close() return s end
-  return status, slurp("out"), slurp("err")
+  for i, a in ipairs(args) do words[i] = U.q(a) end
+  return U.run(string.format("%s %s/%s %s", wrap, bin, name, table.concat(words, " ")))
 end
+local tmp = U.must("mktemp -d /tmp/abh-cli-XXXXXX"):gsub("\n$", "")
 
-print("TAP version 13")
-local count, failed = 0, 0
-local function ok(pass, name, ...)
-  count = count + 1
-  print((pass and "ok " or "not ok ") .. count .. " - " .. name)
-  if not pass then
-    failed = failed + 1
-    for _, line in ipairs({ ... }) do print("#   " .. tostring(line):gsub("\n", "\n#   ")) end
-  end
-  return pass
-end
-local function skip(name, why)
-  count = count + 1
-  print("ok " .. count .. " - " .. name .. " # SKIP " .. why)
-end
+tap.version()
 
 -- A refusal: exit 1..127 but not 3 (a stub), nothing on stdout, one line on stderr holding part.
 local function refused(status, out, err, part)
@@ -88,7 +81,10 @@ local function read_usage(text)
 end
 
 local programs = {}
-for name in assert(io.popen("ls " .. bin)):lines() do programs[#programs + 1] = name end
+for name in U.sh("ls " .. U.q(bin)):gmatch("[^\n]+") do
+  programs[#programs + 1] = name
+  if not BENCHES and name:match("_bench$") then benches[name] = true end
+end
 table.sort(programs)
 
 local blocked = tmp .. "/a-file"
@@ -106,6 +102,7 @@ for _, name in ipairs(programs) do
      name .. " --help: a defaults line, if any, names the values it would use")
   local lists = {}
   for _, f in ipairs(flags) do lists[f.name] = f end
+  if not TRAINERS and lists["--steps"] then trainers[name] = true end
   local case = tmp .. "/" .. name .. "-case"
   local values = { ["--batch"] = "2", ["--seq"] = "3", ["--dim"] = "8", ["--heads"] = "2", ["--kv-heads"] = "1",
                    ["--kv-seq"] = "4", ["--seed"] = "7", ["--dropout"] = "0.2", ["--load"] = case,
@@ -181,6 +178,5 @@ for _, name in ipairs(programs) do
   ::next::
 end
 
-os.execute("rm -rf " .. quote(tmp))
-print("1.." .. count)
-os.exit(failed == 0 and 0 or 1)
+os.execute("rm -rf " .. U.q(tmp))
+tap.done()

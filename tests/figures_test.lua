@@ -8,27 +8,16 @@
 -- look at (at least eight words) and gives, in backquotes, the command under
 -- build/bin/ that produces its numbers.
 local root = arg and arg[0]:match("^(.*)/tests/[^/]*$") or "."
-local count, failed = 0, 0
-local function ok(cond, name, detail)
-  count = count + 1
-  print((cond and "ok " or "not ok ") .. count .. " - " .. name)
-  if not cond then
-    failed = failed + 1
-    if detail then print("#   " .. detail) end
-  end
-end
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local text = f:read("a")
-  f:close()
-  return text
-end
+local HERE = arg[0]:match("^(.*)/") or "."
+local tap = dofile(HERE .. "/tap.lua")
+local U = dofile(HERE .. "/../tools/util.lua")
+local ok = tap.ok
 
 -- the figures, and each chapter's captions
 local figures = {}
-for path in assert(io.popen("ls " .. root .. "/figures/*.svg")):lines() do figures[#figures + 1] = path end
+for path in U.sh("ls " .. root .. "/figures/*.svg"):gmatch("[^\n]+") do figures[#figures + 1] = path end
 local captions = {}                               -- name -> { { where, caption }, ... }
-for path in assert(io.popen("ls " .. root .. "/chapters/*.md")):lines() do
+for path in U.sh("ls " .. root .. "/chapters/*.md"):gmatch("[^\n]+") do
   local n = 0
   for line in io.lines(path) do
     n = n + 1
@@ -42,7 +31,7 @@ end
 
 for _, path in ipairs(figures) do
   local name = path:match("([%w_%-]+)%.svg$")
-  local svg = read(path)
+  local svg = U.must_read(path)
   local width = tonumber(svg:match('<svg[^>]-width="(%d+)"'))
   ok(width and width <= 960, name .. ".svg is at most 960 px wide", "width " .. tostring(width))
   -- the first thing drawn: a rectangle over the whole figure, filled opaque white
@@ -64,5 +53,4 @@ for _, path in ipairs(figures) do
        "caption: " .. r.caption)
   end
 end
-print("1.." .. count)
-os.exit(failed == 0 and 0 or 1)
+tap.done()

@@ -9,47 +9,12 @@
 -- compile check nothing to compile). The end-to-end check of the real book is
 -- tools/check-handout.sh.
 
-local count, failures = 0, 0
-
-local function ok(condition, name, ...)
-  count = count + 1
-  if not condition then failures = failures + 1 end
-  io.write(condition and "ok " or "not ok ", count, " - ", name, "\n")
-  if not condition then
-    for _, line in ipairs{...} do io.write("# ", (tostring(line):gsub("\n", "\n#   ")), "\n") end
-  end
-  return condition
-end
-
-local function is(got, want, name)
-  return ok(got == want, name, "got:      " .. tostring(got), "expected: " .. tostring(want))
-end
-
-local function q(s) return "'" .. s:gsub("'", [['\'']]) .. "'" end
-
-local function sh(command)
-  local pipe = io.popen(command)
-  local out = pipe:read("a")
-  local _, _, status = pipe:close()
-  return out, status
-end
-
-local function read(path)
-  local file = io.open(path, "rb")
-  if not file then return nil end
-  local text = file:read("a")
-  file:close()
-  return text
-end
-
-local function write(path, text)
-  sh("mkdir -p " .. q(path:match("^(.*)/")))
-  local file = assert(io.open(path, "wb"))
-  file:write(text)
-  file:close()
-end
-
 local HERE = arg[0]:match("^(.*)/") or "."
+local tap = dofile(HERE .. "/tap.lua")
+local U = dofile(HERE .. "/../tools/util.lua")
+local ok, is = tap.ok, tap.is
+local q, sh, read, write = U.q, U.sh, U.read, U.write
+
 local ROOT = sh("cd " .. q(HERE .. "/..") .. " && pwd"):gsub("\n$", "")
 local TMP = os.tmpname()
 os.remove(TMP)
@@ -117,10 +82,7 @@ end
 -- Make a handout of the book in `dir` with `args` into `outdir` (default
 -- out, relative to `dir`); return status, stdout, stderr.
 local function handout(dir, args, outdir)
-  local err_path = TMP .. "/stderr"
-  local out, status = sh(("cd %s && lua5.4 %s -o %s %s 2>%s"):format(q(dir), q(ROOT .. "/tools/handout.lua"),
-    q(outdir or "out"), args, q(err_path)))
-  return status, out, read(err_path) or ""
+  return U.run(("cd %s && lua5.4 %s -o %s %s"):format(q(dir), q(ROOT .. "/tools/handout.lua"), q(outdir or "out"), args))
 end
 
 -- Every file under `dir` (relative paths, sorted, one per line), or "".
@@ -128,7 +90,7 @@ local function tree(dir)
   return (sh(("cd %s 2>/dev/null && find . -type f ! -path './.git/*' | sed 's|^\\./||' | sort"):format(q(dir))))
 end
 
-io.write("TAP version 13\n")
+tap.version()
 
 do  -- chapter 1 assigned
   local dir = small_book()
@@ -306,19 +268,17 @@ end
 -- The real Makefile in the small book: make handout with no programs to
 -- compile (TESTS= empties the compile check), so that it runs in a moment.
 local function with_makefile(dir)
-  for _, path in ipairs{"Makefile", "tools/handout.lua", "tools/deps.lua", "tools/ensure-tools.sh", "tools/summary.lua", "tangle/tangle.lua"} do
+  for _, path in ipairs{"Makefile", "tools/handout.lua", "tools/deps.lua", "tools/util.lua", "tools/ensure-tools.sh", "tools/summary.lua", "tangle/tangle.lua"} do
     write(dir .. "/" .. path, read(ROOT .. "/" .. path))
   end
   return dir
 end
 
 local function make(dir, args)
-  local err_path = TMP .. "/make-stderr"
   -- not the settings of a make that runs this test (make test V=1 ...): make
   -- passes them down in MAKEFLAGS and in the environment
-  local out, status = sh(("cd %s && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory V=0 CHAPTERS= HANDOUT_KEEP_BUILD= TESTS= %s 2>%s")
-    :format(q(dir), args, q(err_path)))
-  return status, out, read(err_path) or ""
+  return U.run(("cd %s && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory V=0 CHAPTERS= HANDOUT_KEEP_BUILD= TESTS= %s")
+    :format(q(dir), args))
 end
 
 do  -- make handout: where it writes, and what it refuses
@@ -344,5 +304,4 @@ do  -- make handout: where it writes, and what it refuses
   is(read(dir .. "/theirs.log"), nil, "and writes no log beside it")
 end
 
-io.write("1..", count, "\n")
-os.exit(failures == 0 and 0 or 1, true)   -- true: close the state, running `cleanup`
+tap.done()   -- closes the state, running `cleanup`

@@ -8,32 +8,20 @@
 
 local HERE = arg[0]:match("^(.*)/") or "."
 local ROOT = HERE .. "/.."
-
-local function sh(command)
-  local pipe = io.popen(command)
-  local out = pipe:read("a")
-  pipe:close()
-  return out
-end
+local tap = dofile(HERE .. "/tap.lua")
+local sh = dofile(ROOT .. "/tools/util.lua").sh
 
 local chapters = {}
 for path in sh("ls " .. ROOT .. "/chapters/*.md"):gmatch("[^\n]+") do chapters[#chapters + 1] = path end
 
-local count, failures = 0, 0
 for _, path in ipairs(chapters) do
   local name = path:match("chapters/(.*)$")
   local err = sh(("lua5.4 %s/tools/stats.lua --check %s 2>&1 >/dev/null"):format(ROOT, path))
-  count = count + 1
-  local fine = err == ""
-  io.write(fine and "ok " or "not ok ", count, " - chapters/", name, " is within the reader's edition's targets\n")
-  if not fine then failures = failures + 1; io.write("# ", (err:gsub("\n$", ""):gsub("\n", "\n# ")), "\n") end
+  tap.ok(err == "", "chapters/" .. name .. " is within the reader's edition's targets", (err:gsub("\n$", "")))
 end
 
 local zero = ROOT .. "/chapters/00-tensors.md"
 local words = tonumber(sh("wc -w < " .. zero):match("%d+"))
-count = count + 1
-io.write(words <= 7000 and "ok " or "not ok ", count, " - chapters/00-tensors.md has at most 7,000 words before chapter 1 (", words, ")\n")
-if words > 7000 then failures = failures + 1 end
+tap.ok(words <= 7000, "chapters/00-tensors.md has at most 7,000 words before chapter 1 (" .. words .. ")")
 
-io.write("1..", count, "\n")
-os.exit(failures == 0 and 0 or 1)
+tap.done()

@@ -5,73 +5,12 @@
 -- command line, and checks one rule of the tangler. Chapters are written as
 -- long strings; the comments beside them give the line numbers that matter.
 
-------------------------------------------------------------------------------
--- TAP
-------------------------------------------------------------------------------
-
-local count, failures = 0, 0
-
--- Print "ok N - name" or "not ok N - name" followed by the diagnostics.
-local function ok(condition, name, ...)
-  count = count + 1
-  if not condition then failures = failures + 1 end
-  io.write(condition and "ok " or "not ok ", count, " - ", name, "\n")
-  if not condition then
-    for _, line in ipairs{...} do io.write("# ", (tostring(line):gsub("\n", "\n#   ")), "\n") end
-  end
-  return condition
-end
-
--- Check that `got` equals `want`.
-local function is(got, want, name)
-  return ok(got == want, name, "got:      " .. tostring(got), "expected: " .. tostring(want))
-end
-
--- Check that the string `got` matches the Lua pattern `pattern`.
-local function like(got, pattern, name)
-  return ok(type(got) == "string" and got:find(pattern) ~= nil, name,
-            "got:      " .. tostring(got), "expected to match: " .. pattern)
-end
-
--- Report a test as skipped, with the reason.
-local function skip(name, reason)
-  count = count + 1
-  io.write("ok ", count, " - ", name, " # skip ", reason, "\n")
-end
-
-------------------------------------------------------------------------------
--- Files, directories and commands
-------------------------------------------------------------------------------
-
--- `s` quoted for the POSIX shell.
-local function q(s)
-  return "'" .. s:gsub("'", [['\'']]) .. "'"
-end
-
--- Run a shell command; return its standard output and whether it succeeded.
-local function sh(command)
-  local pipe = io.popen(command)
-  local output = pipe:read("a")
-  return output, pipe:close() == true
-end
-
--- The content of the file at `path`, or nil if it cannot be read.
-local function read(path)
-  local file = io.open(path, "rb")
-  if not file then return nil end
-  local text = file:read("a")
-  file:close()
-  return text
-end
-
--- Write `text` to the file at `path`, creating its directory.
-local function write(path, text)
-  local dir = path:match("^(.*)/")
-  if dir then sh("mkdir -p " .. q(dir)) end
-  local file = assert(io.open(path, "wb"))
-  file:write(text)
-  file:close()
-end
+-- TAP (tests/tap.lua) and files, directories and commands (tools/util.lua)
+local HERE = arg[0]:match("^(.*)/") or "."
+local tap = dofile(HERE .. "/tap.lua")
+local U = dofile(HERE .. "/../tools/util.lua")
+local ok, is, like, skip = tap.ok, tap.is, tap.like, tap.skip
+local q, sh, read, write = U.q, U.sh, U.read, U.write
 
 -- The modification time of `path` in seconds, as a string.
 local function mtime(path)
@@ -91,7 +30,6 @@ local function interpreter()
   return arg[i] or "lua5.4"
 end
 
-local HERE = arg[0]:match("^(.*)/") or "."
 local ROOT = sh("cd " .. q(HERE .. "/..") .. " && pwd"):gsub("\n$", "")
 local TANGLE = ROOT .. "/tangle/tangle.lua"
 local LUA = interpreter()
@@ -120,15 +58,10 @@ end
 -- Run the tangler's command line in `dir` with `words` (already quoted for
 -- the shell); return its exit status, standard output and standard error.
 local function run(dir, words)
-  local err_path = TMP .. "/stderr"
-  local command = ("cd %s && %s %s %s 2>%s"):format(q(dir), q(LUA), q(TANGLE), words, q(err_path))
-  local pipe = io.popen(command)
-  local out = pipe:read("a")
-  local _, _, status = pipe:close()
-  return status, out, read(err_path)
+  return U.run(("cd %s && %s %s %s"):format(q(dir), q(LUA), q(TANGLE), words))
 end
 
-io.write("TAP version 13\n")
+tap.version()
 
 ------------------------------------------------------------------------------
 -- Loading the module
@@ -915,5 +848,4 @@ end
 
 ------------------------------------------------------------------------------
 
-io.write("1..", count, "\n")
-os.exit(failures == 0 and 0 or 1, true)   -- true: close the state, running `cleanup`
+tap.done()   -- closes the state, running `cleanup`

@@ -7,48 +7,17 @@
 -- build, and the real Makefile's `make grade` and `make` on a small book with
 -- no programs, so that all of it runs in a moment.
 
-local count, failures = 0, 0
-
-local function ok(condition, name, ...)
-  count = count + 1
-  if not condition then failures = failures + 1 end
-  io.write(condition and "ok " or "not ok ", count, " - ", name, "\n")
-  if not condition then
-    for _, line in ipairs{...} do io.write("# ", (tostring(line):gsub("\n", "\n#   ")), "\n") end
-  end
-  return condition
-end
-
-local function is(got, want, name)
-  return ok(got == want, name, "got:      " .. tostring(got), "expected: " .. tostring(want))
-end
-
-local function q(s) return "'" .. s:gsub("'", [['\'']]) .. "'" end
-
-local function sh(command)
-  local pipe = io.popen(command)
-  local out = pipe:read("a")
-  local _, _, status = pipe:close()
-  return out, status
-end
-
-local function read(path)
-  local file = io.open(path, "rb")
-  if not file then return nil end
-  local text = file:read("a")
-  file:close()
-  return text
-end
+local HERE = arg[0]:match("^(.*)/") or "."
+local tap = dofile(HERE .. "/tap.lua")
+local U = dofile(HERE .. "/../tools/util.lua")
+local ok, is = tap.ok, tap.is
+local q, sh, read = U.q, U.sh, U.read
 
 local function write(path, text, executable)
-  sh("mkdir -p " .. q(path:match("^(.*)/")))
-  local file = assert(io.open(path, "wb"))
-  file:write(text)
-  file:close()
+  U.write(path, text)
   if executable then sh("chmod +x " .. q(path)) end
 end
 
-local HERE = arg[0]:match("^(.*)/") or "."
 local ROOT = sh("cd " .. q(HERE .. "/..") .. " && pwd"):gsub("\n$", "")
 local TMP = os.tmpname()
 os.remove(TMP)
@@ -56,9 +25,7 @@ local cleanup <close> = setmetatable({}, {__close = function() sh("rm -rf -- " .
 
 -- Run `command` in `dir`; status, stdout, stderr.
 local function run(dir, command)
-  local err_path = TMP .. "/stderr"
-  local out, status = sh(("cd %s && %s 2>%s"):format(q(dir), command, q(err_path)))
-  return status, out, read(err_path) or ""
+  return U.run(("cd %s && %s"):format(q(dir), command))
 end
 
 local function lines_of(text)
@@ -67,7 +34,7 @@ local function lines_of(text)
   return lines
 end
 
-io.write("TAP version 13\n")
+tap.version()
 
 ------------------------------------------------------------------------------
 -- A small graded book: chapters 5 and 7, each with a program whose tangled
@@ -81,7 +48,7 @@ local function header(chapters)
 end
 
 local function graded_book(changes)
-  local dir = TMP .. "/graded" .. count
+  local dir = TMP .. "/graded" .. tap.count
   local files = {
     ["chapters/05-five.md"] = "# 5. Five: a chapter\n",
     ["chapters/07-seven.md"] = "# 7. Seven\n",
@@ -326,8 +293,8 @@ end
 
 do
   local dir = graded_book{["tests/teacher"] = false}
-  for _, path in ipairs{"Makefile", "tools/grade.lua", "tools/deps.lua", "tools/ensure-tools.sh", "tools/summary.lua",
-                        "tangle/tangle.lua"} do
+  for _, path in ipairs{"Makefile", "tools/grade.lua", "tools/deps.lua", "tools/util.lua", "tools/ensure-tools.sh",
+                        "tools/summary.lua", "tangle/tangle.lua"} do
     write(dir .. "/" .. path, read(ROOT .. "/" .. path))
   end
   -- not the settings of a make that runs this test (make test V=1, make grade FORMAT=tsv): make
@@ -348,5 +315,30 @@ do
      "make ends with its summary", out, err)
 end
 
-io.write("1..", count, "\n")
-os.exit(failures == 0 and 0 or 1, true)   -- true: close the state, running `cleanup`
+do  -- make check: --exercises picks the files holding the exercise's tests, --plan says what make runs,
+    -- --tap reads the runs make did, and --format check prints the verdict and each failure's details
+  local five = '#include "five.c"\nint main(void) { EXERCISE("5.1", 1, sum()); }\n'
+  local dir = graded_book{["tests/test_five.c"] = five}
+  local status, out, err = run(dir, GRADE .. " --exercises 5.1 --plan build/plan.mk --programs 'five seven' " .. TESTS)
+  local plan = read(dir .. "/build/plan.mk") or ""
+  ok(status == 0 and plan:find("\ngrade%-run: %$%(TAP%)/five%.tap\n") and not plan:find("seven", 1, true),
+     "--exercises 5.1 --plan: make runs the one file that holds Exercise 5.1's tests", plan .. err)
+  status, out = run(dir, GRADE .. " --exercises 5.1 --format check " .. TESTS)
+  ok(status == 0 and out:match("^Exercise 5%.1 +1/1 +right\n$"), "--format check: the exercise's verdict, one line", out)
+
+  write(dir .. "/build/tap/five.tap", "1..2\nok 1 - five works\nnot ok 2 - Exercise 5.1: the sum\n" ..
+        "#   Failed test 'Exercise 5.1: the sum'\n#   at tests/test_five.c line 3.\n#          got: 4\n#     expected: 5\n")
+  write(dir .. "/build/tap/five.status", "1\n")
+  status, out = run(dir, GRADE .. " --tap build/tap --exercises 5.1 --format check " .. TESTS)
+  ok(status == 1 and out:match("^Exercise 5%.1 +0/1 +1 failed\nnot ok  build/tests/five: Exercise 5%.1: the sum\n" ..
+     " +at tests/test_five%.c line 3%.\n +got: 4\n +expected: 5\n$"),
+     "--tap: the run make did is read; a failure is named with what it got and expected, the test's name not repeated", out)
+
+  status, out, err = run(dir, GRADE .. " --exercises 5.2 " .. TESTS)
+  is(status .. err, "2grade: no test checks Exercise 5.2: chapter 5's exercises with tests are 5.1 " ..
+     "(the others are answered in solutions/)\n", "an exercise no test checks is refused in one line naming those that have tests")
+  status, out, err = run(dir, GRADE .. " --exercises five " .. TESTS)
+  is(status .. err, "2grade: five is not an exercise number (EX=\"5.6\" checks Exercise 5.6)\n", "so is a word")
+end
+
+tap.done()   -- closes the state, running `cleanup`

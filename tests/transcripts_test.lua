@@ -15,6 +15,11 @@
 --
 --   lua5.4 tests/transcripts_test.lua [CHAPTER.md ...]     (TAP on stdout)
 
+local HERE = arg[0]:match("^(.*)/") or "."
+local tap = dofile(HERE .. "/tap.lua")
+local U = dofile(HERE .. "/../tools/util.lua")
+local ok = tap.ok
+
 local bin = os.getenv("ABH_BIN") or "build/bin"
 local wrap = os.getenv("ABH_WRAP") or ""
 
@@ -53,11 +58,11 @@ local function run(command)
   -- bash with pipefail, so that in `build/bin/x | tail -4` the status and
   -- the error messages are x's, not only tail's
   local script = "{ " .. wrap .. " " .. bin .. command:sub(#"build/bin" + 1) .. " ; } 2>&1"
-  local pipe = assert(io.popen("bash -o pipefail -c " .. "'" .. script:gsub("'", [['\'']]) .. "'"))
+  local out, status = U.sh("bash -o pipefail -c " .. U.q(script))
   local lines = {}
-  for text in pipe:lines() do lines[#lines + 1] = text end
-  local ok, _, status = pipe:close()
-  return lines, ok, status
+  for text in out:gmatch("[^\n]*") do lines[#lines + 1] = text end
+  if lines[#lines] == "" then lines[#lines] = nil end   -- after the last newline
+  return lines, status == 0, status
 end
 
 -- The exercise whose stub stopped a run ("Exercise 1.6"), if one did: in a
@@ -98,51 +103,40 @@ end
 
 local chapters = { ... }
 if #chapters == 0 then
-  local ls = assert(io.popen("ls chapters/*.md"))
-  for path in ls:lines() do chapters[#chapters + 1] = path end
-  ls:close()
+  for path in U.sh("ls chapters/*.md"):gmatch("[^\n]+") do chapters[#chapters + 1] = path end
 end
 
-print("TAP version 13")
-local count, failed = 0, 0
+tap.version()
 for _, chapter in ipairs(chapters) do
   for _, s in ipairs(sessions(chapter)) do
     local got, exited_ok, status = run(s.command)
     local i = first_difference(got, s.expected)
-    count = count + 1
     local name = string.format("%s:%d: `%s` prints what the chapter shows", s.chapter, s.line, s.command)
     local stub = stub_in(got, status) or made_without(s.command)
     if stub and i then
-      print("ok " .. count .. " - " .. name .. " # SKIP needs " .. stub .. ", not implemented yet")
-    elseif exited_ok and not i then
-      print("ok " .. count .. " - " .. name)
+      tap.skip(name, "needs " .. stub .. ", not implemented yet")
     else
-      failed = failed + 1
-      print("not ok " .. count .. " - " .. name)
-      if not exited_ok then print("#   the command failed") end
-      if i then
-        print(string.format("#   first difference at output line %d", i))
-        print("#   chapter: " .. tostring(s.expected[i]))
-        print("#   program: " .. tostring(got[i]))
-      end
+      ok(exited_ok and not i, name, not exited_ok and "the command failed" or nil,
+         i and string.format("first difference at output line %d", i) or nil,
+         i and "chapter: " .. tostring(s.expected[i]) or nil,
+         i and "program: " .. tostring(got[i]) or nil)
     end
   end
 end
 -- Every figure drawn from a program's run (FIG_RUN in mk/*.mk) gives, in the
 -- lines around it, the exact command that redraws its numbers.
 local fig_run = {}
-local mks = assert(io.popen("ls mk/*.mk"))
-for mk in mks:lines() do
+for mk in U.sh("ls mk/*.mk"):gmatch("[^\n]+") do
   for line in io.lines(mk) do
-    local name, command = line:match("^figures/([%w_%-]+)%.svg: FIG_RUN = (.-)%s*$")
+    local name, command = line:match("^%$%(FIG%)/([%w_%-]+)%.svg: FIG_RUN = (.-)%s*$")
     if name then fig_run[name] = command end
   end
 end
-mks:close()
+local runs = 0
+for _ in pairs(fig_run) do runs = runs + 1 end
+ok(runs >= 10, ("mk/*.mk name the run behind each figure ($(FIG)/NAME.svg: FIG_RUN = ...): %d of them"):format(runs))
 local with_figures = { table.unpack(chapters) }
-local sols = io.popen("ls solutions/*.md 2>/dev/null")
-for path in sols:lines() do with_figures[#with_figures + 1] = path end
-sols:close()
+for path in U.sh("ls solutions/*.md 2>/dev/null"):gmatch("[^\n]+") do with_figures[#with_figures + 1] = path end
 for _, chapter in ipairs(with_figures) do
   local lines = {}
   for text in io.lines(chapter) do lines[#lines + 1] = text end
@@ -151,11 +145,8 @@ for _, chapter in ipairs(with_figures) do
     if name and fig_run[name] then
       local near = table.concat(lines, " ", math.max(1, n - 8), math.min(#lines, n + 5)):gsub("%s+", " ")
       local want = "build/bin/" .. fig_run[name]
-      count = count + 1
-      local found = near:find(want, 1, true) ~= nil
-      if not found then failed = failed + 1 end
-      print(string.format("%sok %d - %s:%d: figures/%s.svg gives the command that redraws it, `%s`",
-                          found and "" or "not ", count, chapter, n, name, want))
+      ok(near:find(want, 1, true) ~= nil,
+         string.format("%s:%d: figures/%s.svg gives the command that redraws it, `%s`", chapter, n, name, want))
     end
   end
 end
@@ -168,12 +159,9 @@ local quoted = {}
 local handout = io.open("mk/handout.mk")
 if handout then
   handout:close()
-  count = count + 1
-  print("ok " .. count .. " # skip a handout: quoted chapter lines move as its exercises are written")
+  tap.skip(nil, "a handout: quoted chapter lines move as its exercises are written")
 else
-  local ls = assert(io.popen("ls chapters/*.md solutions/*.md 2>/dev/null"))
-  for path in ls:lines() do quoted[#quoted + 1] = path end
-  ls:close()
+  for path in U.sh("ls chapters/*.md solutions/*.md 2>/dev/null"):gmatch("[^\n]+") do quoted[#quoted + 1] = path end
 end
 for _, path in ipairs(quoted) do
   local n = 0
@@ -188,15 +176,9 @@ for _, path in ipairs(quoted) do
           if at == tonumber(line) then held = code break end
         end
         source:close()
-        count = count + 1
-        local name = string.format("%s:%d: the quoted %s:%s is a line that calls die()", path, n, file, line)
-        if held and held:find("die%(") then
-          print("ok " .. count .. " - " .. name)
-        else
-          failed = failed + 1
-          print("not ok " .. count .. " - " .. name)
-          print("#   that line is now: " .. tostring(held))
-        end
+        ok(held and held:find("die%(") ~= nil,
+           string.format("%s:%d: the quoted %s:%s is a line that calls die()", path, n, file, line),
+           "that line is now: " .. tostring(held))
       end
     end
   end
@@ -212,11 +194,10 @@ for _, chapter in ipairs(chapters) do
   for n, text in ipairs(lines) do
     local file = text:match("%(from `(build/[^`]+)`%):%s*$")
     if file and (lines[n + 1] or ""):match("^```text") then
-      count = count + 1
       local name = string.format("%s:%d: every line of the excerpt is a line of %s", chapter, n + 1, file)
       local have, f = {}, io.open(file)
       if not f then
-        print("ok " .. count .. " - " .. name .. " # SKIP " .. file .. " was not made (make makes it)")
+        tap.skip(name, file .. " was not made (make makes it)")
       else
         for line in f:lines() do have[line] = true end
         f:close()
@@ -225,17 +206,10 @@ for _, chapter in ipairs(chapters) do
           if lines[i]:match("^```") then break end
           if not have[lines[i]] then missing = missing or lines[i] end
         end
-        if missing then
-          failed = failed + 1
-          print("not ok " .. count .. " - " .. name)
-          print("#   not in the file: " .. missing)
-        else
-          print("ok " .. count .. " - " .. name)
-        end
+        ok(not missing, name, "not in the file: " .. tostring(missing))
       end
     end
   end
 end
 
-print("1.." .. count)
-os.exit(failed == 0 and 0 or 1)
+tap.done()

@@ -43,23 +43,8 @@ while i <= #arg do
   i = i + 1
 end
 
-local function sh(cmd)
-  local ok = os.execute(cmd)
-  return ok
-end
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-local function write(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
-local function quote(s) return "'" .. s:gsub("'", [['\'']]) .. "'" end
-local function die(msg) io.stderr:write("check-mistakes: " .. msg .. "\n") os.exit(1) end
+local HERE = arg and arg[0] and arg[0]:match("^(.*)/") or "tools"
+local U = dofile(HERE .. "/util.lua")     -- must_read, write, sh, must (a command that must succeed), die
 
 local mistakes = {}
 local ls = assert(io.popen("ls tests/mistakes/*.lua 2>/dev/null"))
@@ -79,7 +64,7 @@ local function binaries_of(exercise)
   for _, dir in ipairs({ "tests", "tests/teacher" }) do
     local ls = io.popen("ls " .. dir .. "/test_*.c 2>/dev/null")
     for path in ls:lines() do
-      if read(path):find('EXERCISE("' .. exercise .. '"', 1, true) then
+      if U.must_read(path):find('EXERCISE("' .. exercise .. '"', 1, true) then
         local binary = path:gsub("^tests/", "build/tests/"):gsub("test_(%w[%w_]*)%.c$", "%1")
         found[#found + 1] = { path = binary, name = path:match("test_(%w[%w_]*)%.c$"),
                               hidden = dir == "tests/teacher" }
@@ -103,18 +88,17 @@ end
 -- The book, copied: what git knows of (tracked, or new and not ignored).
 if not given_copy then
   io.write("  COPY    the book into " .. COPY .. "\n")
-  if not sh("rm -rf " .. COPY .. " " .. COPY .. ".2 && mkdir -p " .. COPY ..
-            " && git ls-files -z -co --exclude-standard | xargs -0 cp --parents -t " .. COPY) then
-    die("could not copy the book into " .. COPY .. " (git is needed to list its files)")
-  end
+  U.must("rm -rf " .. COPY .. " " .. COPY .. ".2 && mkdir -p " .. COPY ..
+         " && git ls-files -z -co --exclude-standard | xargs -0 cp --parents -t " .. COPY,
+         "copying the book into " .. COPY .. " (git lists its files)")
 end
 
 -- Build targets in the copy; returns ok, the log's path.
 local function build(targets)
   local log = COPY .. ".log"
-  local ok = sh("make --no-print-directory -s -C " .. COPY .. " " .. table.concat(targets, " ") ..
-                " > " .. quote(log) .. " 2>&1")
-  return ok, log
+  local _, status = U.sh("make --no-print-directory -s -C " .. COPY .. " " .. table.concat(targets, " ") ..
+                        " > " .. U.q(log) .. " 2>&1")
+  return status == 0, log
 end
 
 -- Runs a test binary in the copy; returns a list of { ok, skip, name } for the exercise's tests.
@@ -139,17 +123,17 @@ for _, m in ipairs(mistakes) do
     seen[m.exercise] = true
     exercises[#exercises + 1] = m.exercise
     binaries[m.exercise] = binaries_of(m.exercise)
-    if #binaries[m.exercise] == 0 then die("no test file holds EXERCISE(\"" .. m.exercise .. "\", ...)") end
+    if #binaries[m.exercise] == 0 then U.die("no test file holds EXERCISE(\"" .. m.exercise .. "\", ...)") end
     for _, b in ipairs(binaries[m.exercise]) do all[#all + 1] = b.path end
   end
 end
-if #exercises == 0 then die("tests/mistakes/*.lua list no mistake") end
-for e in pairs(only) do if not seen[e] then die("tests/mistakes/*.lua list no mistake for Exercise " .. e) end end
+if #exercises == 0 then U.die("tests/mistakes/*.lua list no mistake") end
+for e in pairs(only) do if not seen[e] then U.die("tests/mistakes/*.lua list no mistake for Exercise " .. e) end end
 
 if not given_copy then
   io.write("  MAKE    programs, the data the tests read and " .. #all .. " test binaries in " .. COPY .. "\n")
   local built, log = build({ "programs", "test-data", table.unpack(all) })
-  if not built then io.stderr:write(read(log)) die("the book does not build in " .. COPY .. " (see " .. log .. ")") end
+  if not built then io.stderr:write(U.must_read(log)) U.die("the book does not build in " .. COPY .. " (see " .. log .. ")") end
 end
 
 -- The book as it is: every test of each exercise passes.
@@ -162,7 +146,7 @@ for _, e in ipairs(given_copy and {} or exercises) do
     end
   end
   if #bad > 0 or n == 0 then
-    die(("Exercise %s: %d of its %d tests do not pass on the book as it is: %s"):format(e, #bad, n, bad[1] or "(none ran)"))
+    U.die(("Exercise %s: %d of its %d tests do not pass on the book as it is: %s"):format(e, #bad, n, bad[1] or "(none ran)"))
   end
   io.write(("  BASE    Exercise %-5s %3d tests pass on the book as it is\n"):format(e, n))
 end
@@ -187,7 +171,7 @@ local function check(these)
   for _, m in ipairs(mistakes) do
     if these[m.exercise] then
       local path = COPY .. "/" .. m.chapter
-      local original = read(path)
+      local original = U.must_read(path)
       local at, last = original:find(m.from, 1, true)
       local again = at and original:find(m.from, last + 1, true)
       local what = ("Exercise %-5s %s"):format(m.exercise, m.mistake)
@@ -196,7 +180,7 @@ local function check(these)
         io.write("  FAIL    " .. what .. ": its text is not found exactly once, inside the exercise's region of " ..
                  m.chapter .. "\n")
       else
-        write(path, original:sub(1, at - 1) .. m.to .. original:sub(last + 1))
+        U.write(path, original:sub(1, at - 1) .. m.to .. original:sub(last + 1))
         local ok, blog = build(targets_of(binaries[m.exercise]))
         if not ok then
           failures = failures + 1
@@ -223,7 +207,7 @@ local function check(these)
             for _, name in ipairs(hidden) do io.write("              (hidden) " .. name .. "\n") end
           end
         end
-        write(path, original)
+        U.write(path, original)
       end
     end
   end
@@ -239,7 +223,7 @@ if given_copy then
   build(all)   -- leave the copy's test binaries as the book's
   os.exit(failures > 0 and 1 or 0)
 end
-local cores = tonumber(io.popen("nproc 2>/dev/null"):read("a"):match("%d+")) or 1
+local cores = tonumber(U.sh("nproc 2>/dev/null"):match("%d+")) or 1
 local first, second, count, n = {}, {}, {}, 0
 for _, m in ipairs(mistakes) do
   if seen[m.exercise] then count[m.exercise] = (count[m.exercise] or 0) + 1 n = n + 1 end
@@ -252,7 +236,7 @@ end
 local other
 if #second > 0 then
   local copy2 = COPY .. ".2"
-  if not sh("cp -a " .. COPY .. " " .. copy2) then die("could not copy " .. COPY .. " to " .. copy2) end
+  U.must("cp -a " .. COPY .. " " .. copy2, "copying " .. COPY .. " to " .. copy2)
   io.write("  SPLIT   Exercises " .. table.concat(second, ", ") .. " at the same time, in " .. copy2 .. "\n")
   other = { out = copy2 .. ".out", pipe = io.popen("lua5.4 tools/check-mistakes.lua --in " .. copy2 ..
     (verbose and " -v " or " ") .. table.concat(second, " ") .. " > " .. copy2 .. ".out 2>&1; echo $?") }
@@ -262,13 +246,13 @@ build(all)
 if other then
   local status = tonumber(other.pipe:read("a"):match("%d+"))
   other.pipe:close()
-  local lines = read(other.out)
+  local lines = U.must_read(other.out)
   io.write(lines)
   local theirs = 0
   for line in lines:gmatch("[^\n]+") do
     if line:match("^  FAIL ") or line:match("^  MISSED ") then theirs = theirs + 1 end
   end
-  if status ~= 0 and theirs == 0 then die("the check of Exercises " .. table.concat(second, ", ") .. " stopped (see " .. other.out .. ")") end
+  if status ~= 0 and theirs == 0 then U.die("the check of Exercises " .. table.concat(second, ", ") .. " stopped (see " .. other.out .. ")") end
   failures = failures + theirs
 end
 if failures > 0 then

@@ -48,15 +48,14 @@ local USAGE = 'usage: lua5.4 tools/grade.lua [--format text|json|tsv] [--log FIL
 local SHOW_FAILED = 3      -- failed test names listed per line of the text report
 local HERE = arg and arg[0] and arg[0]:match("^(.*)/") or "tools"
 local deps = dofile(HERE .. "/deps.lua")
+local U = dofile(HERE .. "/util.lua")
+local q, first_line = U.q, U.first_line
+local function read_all(path) return (U.read(path)) end
 
 ------------------------------------------------------------------------------
 -- Running a test and reading its TAP
 ------------------------------------------------------------------------------
 
--- `s` quoted for the POSIX shell.
-local function q(s)
-  return "'" .. s:gsub("'", [['\'']]) .. "'"
-end
 
 -- Where make check and make grade keep a test's run (see `results` below):
 -- build/tests/NAME is "NAME", build/tests/teacher/NAME "teacher/NAME" (any
@@ -71,13 +70,6 @@ end
 -- (its stdout, each failure's diagnostics after it), KEY.err and KEY.status.
 local results
 
-local function slurp(path)
-  local file = io.open(path, "rb")
-  if not file then return nil end
-  local text = file:read("a")
-  file:close()
-  return text
-end
 
 -- Run the test at `path` (or read its run from `results`); its TAP (stdout)
 -- as lines and its exit status. Its stderr goes to a temporary file, whose
@@ -86,21 +78,21 @@ local function run(path, log)
   local lines, status, err = {}, nil, ""
   if results then
     local base = results .. "/" .. key_of(path)
-    local tap = slurp(base .. ".tap")
+    local tap = read_all(base .. ".tap")
     if not tap then
       io.stderr:write("grade: ", path, " was not run (no ", base, ".tap): run it through make check or make grade\n")
       os.exit(2)
     end
     for line in tap:gmatch("[^\n]+") do lines[#lines + 1] = line end
-    status = tonumber((slurp(base .. ".status") or ""):match("%d+")) or 1
-    err = slurp(base .. ".err") or ""
+    status = tonumber((read_all(base .. ".status") or ""):match("%d+")) or 1
+    err = read_all(base .. ".err") or ""
   else
     local err_path = os.tmpname()
     local pipe = io.popen(q(path) .. " 2>" .. q(err_path))
     for line in pipe:lines() do lines[#lines + 1] = line end
     local _
     _, _, status = pipe:close()
-    err = slurp(err_path) or ""
+    err = read_all(err_path) or ""
     os.remove(err_path)
   end
   if log and err ~= "" then
@@ -151,22 +143,7 @@ end
 -- Where a test counts
 ------------------------------------------------------------------------------
 
--- The first line of a file, or nil.
-local function first_line(path)
-  local file = io.open(path, "r")
-  if not file then return nil end
-  local line = file:read("l")
-  file:close()
-  return line
-end
 
-local function read_all(path)
-  local file = io.open(path, "rb")
-  if not file then return nil end
-  local text = file:read("a")
-  file:close()
-  return text
-end
 
 -- The chapter a tangled source belongs to ("chapters/05-mha.md"), or nil: the
 -- last of the chapters its first line says it came from (they are in book

@@ -53,6 +53,8 @@ assigned chapter without exercises to cut out.
 local HERE = arg and arg[0] and arg[0]:match("^(.*)/") or "tools"
 local tangler = dofile(HERE .. "/../tangle/tangle.lua")
 local deps = dofile(HERE .. "/deps.lua")
+local U = dofile(HERE .. "/util.lua")     -- q, must_read, write, must (a command that must succeed), die
+local q = U.q
 
 local USAGE = "usage: lua5.4 tools/handout.lua -o DIR [CHAPTER ...]   (chapter numbers, e.g. 1 3)\n"
 local MIN_LEAK = 10     -- solution lines shorter than this are too common to be evidence
@@ -63,42 +65,6 @@ This directory is a student handout of "Attention by Hand", written by
 replaces it whole, with anything you added to it. Delete this file and
 make handout will refuse to touch the directory.
 ]]
-
--- Stop with one line on stderr.
-local function fail(fmt, ...)
-  io.stderr:write("handout: ", fmt:format(...), "\n")
-  os.exit(1)
-end
-
--- `s` quoted for the POSIX shell.
-local function q(s)
-  return "'" .. s:gsub("'", [['\'']]) .. "'"
-end
-
--- Run a shell command; its output, or a failure naming `what`.
-local function sh(command, what)
-  local pipe = io.popen(command)
-  local out = pipe:read("a")
-  if not pipe:close() then fail("%s failed", what or command) end
-  return out
-end
-
-local function read_file(path)
-  local file, err = io.open(path, "rb")
-  if not file then fail("cannot read %s", err) end
-  local text = file:read("a")
-  file:close()
-  return text
-end
-
-local function write_file(path, text)
-  local dir = path:match("^(.*)/")
-  if dir then sh("mkdir -p " .. q(dir)) end
-  local file, err = io.open(path, "wb")
-  if not file then fail("cannot write %s", err) end
-  file:write(text)
-  file:close()
-end
 
 -- The lines of `text` (without their newlines) and whether it ended in one.
 local function lines_of(text)
@@ -114,10 +80,9 @@ end
 -- The book's files, relative paths: git's list when the book is a clone,
 -- else every file outside build/ and .git/.
 local function book_files()
-  local listing = io.popen("git ls-files --cached --others --exclude-standard 2>/dev/null")
-  local out = listing:read("a")
-  if not listing:close() or out == "" then
-    out = sh("find . -path ./build -prune -o -path ./.git -prune -o -type f -print | sed 's|^\\./||' | sort")
+  local out, status = U.sh("git ls-files --cached --others --exclude-standard 2>/dev/null")
+  if status ~= 0 or out == "" then
+    out = U.must("find . -path ./build -prune -o -path ./.git -prune -o -type f -print | sed 's|^\\./||' | sort")
   end
   -- A handout kept inside the book (anything under a directory holding
   -- MARKER) is not part of the book; nor is a nested repository, which git
@@ -145,18 +110,18 @@ end
 -- is a handout (make handout run in a handout with HANDOUT_DIR=.).
 local function outdir_state(outdir)
   local d = q(outdir)
-  local kind = sh(("if [ -L %s ]; then echo link; elif [ -d %s ]; then echo dir; elif [ -e %s ]; then echo other; else echo none; fi")
+  local kind = U.must(("if [ -L %s ]; then echo link; elif [ -d %s ]; then echo dir; elif [ -e %s ]; then echo other; else echo none; fi")
     :format(d, d, d)):match("%a+")
   if kind == "none" then return "none" end
   if kind == "link" then return nil, ("%s is a symbolic link: nothing written (name the directory itself)"):format(outdir) end
   if kind == "other" then return nil, ("%s exists and is not a directory: nothing written"):format(outdir) end
-  local out_real = sh(("cd -- %s && pwd -P"):format(d)):gsub("\n$", "")
-  local top_real = sh("pwd -P"):gsub("\n$", "")
+  local out_real = U.must(("cd -- %s && pwd -P"):format(d)):gsub("\n$", "")
+  local top_real = U.must("pwd -P"):gsub("\n$", "")
   if top_real == out_real or top_real:sub(1, #out_real + 1) == out_real .. "/" or out_real == "/" then
     return nil, ("%s holds the book the handout is made from: nothing written (name a new directory)"):format(outdir)
   end
-  if sh(("[ -f %s/%s ] && echo yes || true"):format(d, MARKER)):match("yes") then return "handout" end
-  if sh(("ls -A -- %s"):format(d)) == "" then return "empty" end
+  if U.must(("[ -f %s/%s ] && echo yes || true"):format(d, MARKER)):match("yes") then return "handout" end
+  if U.must(("ls -A -- %s"):format(d)) == "" then return "empty" end
   return nil, ("%s is not empty and is not a handout made before (it has no %s): nothing deleted or written; name a new or empty directory")
     :format(outdir, MARKER)
 end
@@ -178,7 +143,7 @@ end
 -- names (how many the marker lists)}.
 local function cut(path, text)
   local blocks, err = tangler.parse(path, text)
-  if not blocks then fail("%s", err) end
+  if not blocks then U.die("%s", err) end
   local lines, final_newline = lines_of(text)
   local replace, exercises, seen, removed, stubs, stub_at = {}, {}, {}, {}, {}, {}
   for _, block in ipairs(blocks) do
@@ -341,8 +306,9 @@ ones); each counts for the chapter of the program it tests.
 end
 
 -- The commands of "Build, test, grade", their comments aligned.
-local function commands(chapters)
+local function commands(chapters, exercises)
   local rows = {
+    {"make check EX=" .. (exercises[1] or "N.M"), "is my exercise right? its tests alone, in a second or so"},
     {"make", "tangle the chapters, compile, run every program"},
     {"make test", "the TAP test suite, through prove"},
     {"make grade", "passed/total for every chapter and exercise"},
@@ -440,7 +406,10 @@ On Debian or Ubuntu:
 still stop at one, and ends with the exercises still to do. In `make test` the
 tests of an exercise that is not done fail with "not implemented yet: Exercise
 N.M"; tests that only need it on the way (another chapter's, a transcript, the
-PyTorch check) are skipped and name it. The figures in `figures/` are the
+PyTorch check) are skipped and name it. `make check EX=N.M` tangles again,
+builds only what Exercise N.M's tests need, runs them, and prints the verdict
+and what each failed test got and expected: the quickest answer to "is it
+right?" (`CHAPTERS=N`: a whole chapter). The figures in `figures/` are the
 book's: the pictures your programs should draw; `make figures` redraws them
 from your code.
 
@@ -453,7 +422,7 @@ wrote it. Do not edit `build/`: it is made again from the chapters.
 
 %s]]):format(#chapters > 1 and "s" or "", and_list(chapters), #exercises > 1 and "s" or "", and_list(exercises),
              forms, table.concat(list, "\n"), program, first.path, first.line, first.exercise,
-             commands(chapters),
+             commands(chapters, exercises),
              reach_section(exercises, chapter_files, reach, chapters))
 end
 
@@ -476,7 +445,7 @@ local function check_no_leak(texts, removed, paths)
       local at = text:find(needle.text, 1, true)
       if at then
         local line = select(2, text:sub(1, at):gsub("\n", "")) + 1
-        fail("%s:%d: holds a line of the solution of Exercise %s: %s", path, line, needle.exercise, needle.text)
+        U.die("%s:%d: holds a line of the solution of Exercise %s: %s", path, line, needle.exercise, needle.text)
       end
     end
   end
@@ -494,14 +463,14 @@ local function code_map(kept, texts)
   for _, path in ipairs(kept) do is_kept[path] = true end
   local function read(path)
     if not is_kept[path] then return nil end
-    return texts[path] or read_file(path)
+    return texts[path] or U.must_read(path)
   end
   for _, path in ipairs(kept) do
-    if path:match("^chapters/[^/]*%.md$") then sources[#sources + 1] = {path = path, text = texts[path] or read_file(path)} end
+    if path:match("^chapters/[^/]*%.md$") then sources[#sources + 1] = {path = path, text = texts[path] or U.must_read(path)} end
   end
   table.sort(sources, function(a, b) return a.path < b.path end)   -- book order, as the Makefile sorts them
   local outputs, err = tangler.tangle(sources)
-  if not outputs then fail("%s", err) end
+  if not outputs then U.die("%s", err) end
   local programs = deps.programs(outputs)
   for _, path in ipairs(kept) do
     local name = path:match("^tests/test_([%w_]+)%.c$")
@@ -509,13 +478,16 @@ local function code_map(kept, texts)
       tests[#tests + 1] = {path = path, name = name, text = read(path)}
     end
   end
-  -- the script tests: those the Makefile names in SCRIPT_TESTS (every other
-  -- file in tests/ if it names none) that run the programs
-  local scripts = {}
-  for word in ((read("Makefile") or ""):match("\nSCRIPT_TESTS%s*:?=([^\n]*)") or ""):gmatch("%S+") do scripts[word] = true end
+  -- the script tests that run the programs: those in make's SCRIPT_TESTS, every
+  -- line and += of it, which the Makefile exports as ABH_SCRIPT_TESTS; run by
+  -- hand without it, every file of tests/ that is not C (tests/tap.lua and the
+  -- like run no program: deps.script_runs_programs leaves them out)
+  local listed, scripts = os.getenv("ABH_SCRIPT_TESTS"), {}
+  for word in (listed or ""):gmatch("%S+") do scripts[word] = true end
   for _, path in ipairs(kept) do
-    if (scripts[path] or next(scripts) == nil and path:match("^tests/[^/]+$") and not path:match("%.[ch]$"))
-       and deps.script_runs_programs(path, read) then
+    local script = scripts[path]
+    if not listed then script = path:match("^tests/[^/]+$") and not path:match("%.[ch]$") end
+    if script and deps.script_runs_programs(path, read) then
       tests[#tests + 1] = {path = path}
     end
   end
@@ -538,22 +510,22 @@ local function main(argv)
     elseif argv[i]:match("^%d+$") then
       wanted[#wanted + 1] = tonumber(argv[i])
     else
-      fail("%s is not a chapter number (CHAPTERS=\"1 3\" assigns chapters 1 and 3)", argv[i])
+      U.die("%s is not a chapter number (CHAPTERS=\"1 3\" assigns chapters 1 and 3)", argv[i])
     end
     i = i + 1
   end
   if not outdir or outdir == "" then io.stderr:write(USAGE) os.exit(1) end
   local state, refusal = outdir_state(outdir)
-  if not state then fail("%s", refusal) end
+  if not state then U.die("%s", refusal) end
 
   local files = book_files()
   local texts, chapters_with_exercises = {}, {}
   for _, path in ipairs(files) do
     local n = chapter_number(path)
     if n then
-      texts[path] = read_file(path)
+      texts[path] = U.must_read(path)
       local blocks, err = tangler.parse(path, texts[path])
-      if not blocks then fail("%s", err) end
+      if not blocks then U.die("%s", err) end
       for _, block in ipairs(blocks) do
         if #block.regions > 0 then chapters_with_exercises[n] = path end
       end
@@ -569,7 +541,7 @@ local function main(argv)
   for _, n in ipairs(wanted) do
     if not assigned[n] then
       if not chapters_with_exercises[n] then
-        fail("chapter %d has no exercise to hand out (no // BEGIN SOLUTION region in its code)", n)
+        U.die("chapter %d has no exercise to hand out (no // BEGIN SOLUTION region in its code)", n)
       end
       assigned[n] = chapters_with_exercises[n]
       numbers[#numbers + 1] = tostring(n)
@@ -602,7 +574,7 @@ local function main(argv)
       table.move(cut_stubs, 1, #cut_stubs, #stubs + 1, stubs)
     end
     if path:match("%.md$") then
-      text = unlink(path, text or read_file(path), gone, n and assigned[n])
+      text = unlink(path, text or U.must_read(path), gone, n and assigned[n])
     end
     if text then out_texts[path] = text end
   end
@@ -615,7 +587,7 @@ local function main(argv)
   -- Every text file of the handout is searched for solution lines.
   for _, path in ipairs(kept) do
     if not out_texts[path] then
-      local text = read_file(path)
+      local text = U.must_read(path)
       if not text:find("\0", 1, true) then out_texts[path] = text end
     end
     if out_texts[path] then text_paths[#text_paths + 1] = path end
@@ -625,17 +597,17 @@ local function main(argv)
   -- Write: a fresh directory, marked first as a handout, text files from
   -- memory, the others copied. Only a handout made before is removed.
   local now, why = outdir_state(outdir)
-  if now ~= state then fail("%s", why or (outdir .. " changed while the handout was being made: nothing written")) end
-  if state == "handout" then sh("rm -rf -- " .. q(outdir), "removing the old handout " .. outdir) end
-  sh("mkdir -p -- " .. q(outdir), "making " .. outdir)
-  write_file(outdir .. "/" .. MARKER, MARKER_TEXT)
+  if now ~= state then U.die("%s", why or (outdir .. " changed while the handout was being made: nothing written")) end
+  if state == "handout" then U.must("rm -rf -- " .. q(outdir), "removing the old handout " .. outdir) end
+  U.must("mkdir -p -- " .. q(outdir), "making " .. outdir)
+  U.write(outdir .. "/" .. MARKER, MARKER_TEXT)
   for _, path in ipairs(kept) do
     if out_texts[path] then
-      write_file(outdir .. "/" .. path, out_texts[path])
+      U.write(outdir .. "/" .. path, out_texts[path])
     else
-      sh(("mkdir -p %s && cp -p %s %s"):format(q((outdir .. "/" .. path):match("^(.*)/")), q(path), q(outdir .. "/" .. path)))
+      U.must(("mkdir -p %s && cp -p %s %s"):format(q((outdir .. "/" .. path):match("^(.*)/")), q(path), q(outdir .. "/" .. path)))
     end
-    sh(("[ ! -x %s ] || chmod +x %s"):format(q(path), q(outdir .. "/" .. path)))
+    U.must(("[ ! -x %s ] || chmod +x %s"):format(q(path), q(outdir .. "/" .. path)))
   end
   local list = {}
   for _, exercise in ipairs(exercises) do list[#list + 1] = "Exercise " .. exercise end

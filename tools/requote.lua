@@ -15,12 +15,8 @@ another chapter (code moved to an appendix). A line found nowhere, or in more
 than one place, is left alone and named on stderr; the exit status is then 1.
 ]]
 
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local text = f:read("a"); f:close()
-  return text
-end
+local HERE = arg and arg[0] and arg[0]:match("^(.*)/") or "tools"
+local U = dofile(HERE .. "/util.lua")
 
 local function lines(text)
   local t = {}
@@ -31,8 +27,7 @@ end
 local function trim(s) return (s:gsub("^%s+", ""):gsub("%s+$", "")) end
 
 local function git_show(rev, path)
-  local p = io.popen(("git show '%s:%s' 2>/dev/null"):format(rev, path))
-  local text = p:read("a"); p:close()
+  local text = U.sh("git show " .. U.q(rev .. ":" .. path) .. " 2>/dev/null")
   return text ~= "" and text or nil
 end
 
@@ -42,16 +37,13 @@ if not rev or rev:match("^%-") then
 end
 local files = { table.unpack(arg, 2) }
 if #files == 0 then
-  local p = io.popen("ls chapters/*.md solutions/*.md")
-  for f in p:lines() do files[#files + 1] = f end
-  p:close()
+  for f in U.sh("ls chapters/*.md solutions/*.md"):gmatch("[^\n]+") do files[#files + 1] = f end
 end
 
 -- Where each trimmed line of the chapters now is: where[text] = { "chapters/x.md:N", ... }
 local where = {}
-local p = io.popen("ls chapters/*.md")
-for chapter in p:lines() do
-  for n, line in ipairs(lines(read(chapter))) do
+for chapter in U.sh("ls chapters/*.md"):gmatch("[^\n]+") do
+  for n, line in ipairs(lines(U.read(chapter))) do
     local key = trim(line)
     if key ~= "" then
       where[key] = where[key] or {}
@@ -59,13 +51,12 @@ for chapter in p:lines() do
     end
   end
 end
-p:close()
 
 local old, now_lines, failed = {}, {}, false
 for _, file in ipairs(files) do
-  local text = read(file)
+  local text = U.read(file)
   local changed = text:gsub("(chapters/[%w_%-]+%.md):(%d+)", function(chapter, n)
-    if not now_lines[chapter] then now_lines[chapter] = lines(read(chapter) or "") end
+    if not now_lines[chapter] then now_lines[chapter] = lines(U.read(chapter) or "") end
     local here = now_lines[chapter][tonumber(n)]
     if here and here:find("die%(") then return nil end   -- still names a die(): leave it
     if not old[chapter] then old[chapter] = lines(git_show(rev, chapter) or "") end
@@ -78,7 +69,7 @@ for _, file in ipairs(files) do
     return nil
   end)
   if changed ~= text then
-    local f = assert(io.open(file, "wb")); f:write(changed); f:close()
+    U.write(file, changed)
   end
 end
 os.exit(failed and 1 or 0)

@@ -23,14 +23,18 @@ inputs are the idea.
 
 "A sentence before" means the last non-blank line before the opening fence is
 prose (not a heading, a fence, a table or an HTML comment); "a paragraph after"
-the same for the first non-blank line after the closing fence. -v lists the
-blocks that miss one, as chapter.md:LINE, and the C lines of each function.
+the same for the first non-blank line after the closing fence. The table ends
+with a key to its columns. -v (make stats V=1) lists the blocks that miss one,
+as chapter.md:LINE, and the C lines of each function.
 
 With --check it exits 1 when a target of the reader's edition is missed:
 chapters 1 to 9 with more than 25% machinery, any C block over 25 lines, a
 block without a sentence before or a paragraph after, a chapter over 11,000
 words. Chapter 0 and the appendices are measured, and only the last three apply.
 ]]
+
+local HERE = arg and arg[0] and arg[0]:match("^(.*)/") or "tools"
+local U = dofile(HERE .. "/util.lua")
 
 local MAX_WORDS, MAX_C_BLOCK, MAX_MACHINERY = 11000, 25, 0.25
 
@@ -45,12 +49,6 @@ local function is_machinery(name)
     if name:find(word, 1, true) then return true end
   end
   return false
-end
-
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local text = f:read("a"); f:close()
-  return text
 end
 
 local function lines_of(text)
@@ -162,7 +160,7 @@ local function scan_c(block)
 end
 
 local function chapter_stats(path, all_refs)
-  local text = read(path)
+  local text = U.must_read(path)
   local lines = lines_of(text)
   local s = { path = path, words = words(text), blocks = 0, longest = 0, longest_at = 0,
               no_before = {}, no_after = {}, idea = 0, machinery = 0, over = {} }
@@ -264,6 +262,9 @@ local function main(argv)
       io.stderr:write(("%s: %s\n"):format(s.path, table.concat(miss, "; ")))
     end
   end
+  print("key: words as wc -w counts them; blocks: fenced code blocks; longest: lines of the longest block;")
+  print("     C>25: C blocks over 25 lines; nobef, noaft: blocks without a sentence before, a paragraph after;")
+  print("     C lines: lines of C blocks; machinery: their share not the idea (-v, make stats V=1: which, where)")
   if failed then os.exit(1) end
 end
 

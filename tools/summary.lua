@@ -14,6 +14,9 @@ stubs left in the tangled code, build/src (each NOT_IMPLEMENTED("Exercise
 N.M"...) line, placed at its chapter line by the #line before it).
 ]]
 
+local HERE = arg and arg[0] and arg[0]:match("^(.*)/") or "tools"
+local U = dofile(HERE .. "/util.lua")
+
 local out, programs, built, figures, assigned = arg[1], arg[2] or "", arg[3] or "", tonumber(arg[4]) or 0, arg[5]
 if not out then
   io.stderr:write('usage: lua5.4 tools/summary.lua OUT "PROGRAM ..." "BUILT ..." FIGURES [ASSIGNED]\n')
@@ -53,9 +56,8 @@ end
 -- The stubs left, by exercise: {exercise -> {chapter -> {line, ...}}}.
 local stubs, order = {}, {}
 local src = "build/src"
-local listing = io.popen("ls " .. src .. "/*.c " .. src .. "/*.h 2>/dev/null")
 local seen = {}
-for path in listing:lines() do
+for path in U.sh("ls " .. src .. "/*.c " .. src .. "/*.h 2>/dev/null"):gmatch("[^\n]+") do
   local file = io.open(path, "r")
   local chapter, line = nil, 0
   for text in file:lines() do
@@ -77,7 +79,6 @@ for path in listing:lines() do
   end
   file:close()
 end
-listing:close()
 
 table.sort(order, function(a, b)
   local a1, a2 = a:match("(%d+)%.(%d+)")
