@@ -9,8 +9,9 @@
 --   1. names each page's file: book.md is index.html, chapters/NN-name.md is
 --      NN-name.html, solutions/NN-name.md is solutions-NN-name.html;
 --   2. gives every heading GitHub's id (the chapters link to each other the way
---      GitHub shows them) and rewrites every link to a book file, a section of
---      one, or a figure, to the site's file;
+--      GitHub shows them), a repeated one made unique as GitHub and pandoc do
+--      (running-it, running-it-1, running-it-2), and rewrites every link to a
+--      book file, a section of one, or a figure, to the site's file;
 --   3. draws each tangled code block (file= or chunk=, see tangle/tangle.lua)
 --      as a literate chunk: its name set apart, every <<reference>> a link to
 --      the chunk's first block, and under it the blocks that use it, its
@@ -276,8 +277,28 @@ local function Meta(meta)
 end
 
 -- Every heading takes GitHub's id, which the chapters' links between them use.
+-- A page may repeat a heading ("Running it" under each program): as on GitHub,
+-- the second takes "-1", the third "-2", so that each id names one heading and
+-- the table of contents, which pandoc makes from these ids, reaches each.
+-- The chunks' ids are taken first, so that no heading can take one of theirs.
+local taken                     -- id -> true, on this page
+local function unique(id)
+  if id == "" then id = "section" end                            -- as pandoc names one
+  if taken[id] then
+    local k = 1
+    while taken[id .. "-" .. k] do k = k + 1 end
+    id = id .. "-" .. k
+  end
+  taken[id] = true
+  return id
+end
+
 local function Header(h)
-  h.identifier = slug(pandoc.utils.stringify(h.content))
+  if not taken then
+    taken = {}
+    for _, b in ipairs(blocks_of[here.path] or {}) do taken[b.id] = true end
+  end
+  h.identifier = unique(slug(pandoc.utils.stringify(h.content)))
   return h
 end
 
