@@ -17,7 +17,9 @@
 --      the chunk's first block, and under it the blocks that use it, its
 --      continuations and the file it ends up in, as noweb and CWEB print them;
 --   4. links each exercise to its worked solution and each solution back;
---   5. writes a formula's thousands separators so that MathML keeps them tight;
+--   5. writes a formula's thousands separators so that MathML keeps them tight,
+--      and puts each formula in a span that scrolls when it is wider than a
+--      phone (book.css); lets inline code break only at its spaces;
 --   6. fills the template's navigation: the chapters with this one marked,
 --      previous and next.
 -- The chunk index comes from tangle/tangle.lua's own parser, run on every
@@ -326,9 +328,30 @@ end
 
 -- A thousands separator, 2{,}359{,}296 in TeX, is an operator in pandoc's MathML,
 -- which Chromium spaces like one ("2, 359, 296"); as text it stays "2,359,296".
+-- Chromium draws a <math> that is wider than its column past the column's edge,
+-- with no scrollbar of its own whatever its overflow says: in a span (span.math
+-- .display or .inline, pandoc's own names for them), book.css lets it scroll.
 local function Math(m)
   m.text = m.text:gsub("{,}", "\\text{,}")
-  return m
+  return pandoc.Span({ m }, pandoc.Attr("", { "math", m.mathtype == "DisplayMath" and "display" or "inline" }))
+end
+
+-- Inline code breaks at its spaces, not inside a word: Chromium would break
+-- `1e-5` after its hyphen, `--seed` between its hyphens, `m->w` at the arrow.
+-- Each word of up to 30 characters with such a character in it goes in a
+-- span.nobr; a longer one may still break anywhere (book.css) rather than run
+-- out of a phone's column. Run last: the headings' ids are made from their
+-- text, which raw HTML would no longer give.
+local NOBR_MAX = 30
+local function Code(c)
+  if c.identifier ~= "" or #c.classes > 0 or #c.attributes > 0 then return nil end
+  local text = c.text:gsub("%S+", function(word)
+    if word:find("[^%w_]") and utf8.len(word) and utf8.len(word) <= NOBR_MAX then
+      return '<span class="nobr">' .. escape(word) .. "</span>"
+    end
+    return escape(word)
+  end)
+  return pandoc.RawInline("html", "<code>" .. text .. "</code>")
 end
 
 local function CodeBlock(cb)
@@ -388,4 +411,5 @@ return {
   { Meta = Meta },
   { Header = Header, Link = Link, Image = Image, CodeBlock = CodeBlock, Math = Math },
   { Blocks = Blocks },
+  { Code = Code },
 }
