@@ -6,19 +6,20 @@
 // (Debian's /usr/bin/chromium, or $CHROMIUM; driven by playwright-core, which
 // downloads no browser), at 1280 x 800 and at 390 x 844 (a phone), the two
 // widths side by side in one browser, and fails on: a horizontal scrollbar on
-// the page; C code that does not fit its block at 1280 px (100 columns must),
-// or a figure shrunk below its natural size or without a caption; an image that
-// did not load; a link to a missing page or anchor; an id given twice on a page;
-// a console error; a <math> element drawn with no size, or a formula's box
-// that cuts it off or scrolls up and down; a page over 1 MB; at 1280 px, no chapter list in the
-// side column; at 390 px, no folded Contents and On this page at the top of the
-// page that unfold when tapped. It writes a screenshot of the top of every page
-// at both widths to build/site-shots/ for a person to look at. Then the PDF
-// that `make pdf` writes: a page per source at least, every page at most A4 or
-// Letter, and every chapter's title in its text (pdfinfo, pdftotext). Last, a
-// self-check: a run of tests/site_test.sh on four pages with failures simulated
-// (below) must retry, then report one `not ok` for the page that kept failing,
-// and end with a plan even when node is killed.
+// the page; an image that did not load; a link to a missing page or anchor; an
+// id given twice on a page; a console error; a <math> element drawn with no
+// size, or a formula's box that cuts it off or scrolls up and down; a page over
+// 1 MB. At 1280 px also on: C code that does not fit its block (100 columns
+// must); a figure shrunk below its natural size or without a caption; no
+// chapter list in the side column. At 390 px also on: no folded Contents and On
+// this page at the top of the page that unfold when tapped; inline code broken
+// inside a word of up to 30 characters (`1e-5` at its hyphen). It writes a
+// screenshot of the top of every page at both widths to build/site-shots/ for a
+// person to look at. Then the PDF that `make pdf` writes: a page per source at
+// least, every page at most A4 or Letter, and every chapter's title in its text
+// (pdfinfo, pdftotext). Last, a self-check: a run of tests/site_test.sh on four
+// pages with failures simulated (below) must retry, then report one `not ok`
+// for the page that kept failing, and end with a plan even when node is killed.
 //
 // A page the browser fails to check (the browser crashed, a screenshot threw)
 // is tried again once in a new browser page (and a new browser if it crashed);
@@ -144,6 +145,29 @@ function look() {
         const scrolls = ["auto", "scroll"].includes(getComputedStyle(s).overflowY) && s.scrollHeight > s.clientHeight + 1;
         return visible(s) && m && (scrolls || m.top < r.top + s.clientTop - 0.5 || m.bottom > r.top + s.clientTop + s.clientHeight + 0.5);
       }).map((s) => `cut off or scrolled up and down: ${s.textContent.slice(0, 40)}`)),
+    // inline code that goes on to a new line in the middle of a word of up to 30
+    // characters (`1e-5` after its hyphen): each character's line, from its box
+    split: [...main.querySelectorAll("code")].filter((c) => !c.closest("pre") && c.getClientRects().length > 1).flatMap((c) => {
+      const chars = [], range = document.createRange(), walk = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
+      for (let t = walk.nextNode(); t; t = walk.nextNode()) {
+        for (let k = 0; k < t.data.length; k++) {
+          range.setStart(t, k); range.setEnd(t, k + 1);
+          const r = range.getBoundingClientRect();
+          chars.push({ ch: t.data[k], top: r.height > 0 ? r.top : null });
+        }
+      }
+      const text = chars.map((x) => x.ch).join(""), out = [];
+      let line = null;
+      chars.forEach((x, k) => {
+        if (x.top === null) return;
+        if (line !== null && x.top > line + 3 && k > 0 && /\S/.test(text[k - 1]) && /\S/.test(x.ch)) {
+          const word = text.slice(text.lastIndexOf(" ", k) + 1).split(" ")[0];
+          if (word.length <= 30) out.push(`${text.slice(0, k)}|${text.slice(k)}`);
+        }
+        line = x.top;
+      });
+      return out;
+    }),
     twice: [...new Set(ids.filter((id, k) => ids.indexOf(id) !== k))],
     ids,
     links: [...document.querySelectorAll("a[href]")].map((a) => a.getAttribute("href")),
@@ -272,6 +296,8 @@ function report(file, w, r) {
     if (!p.folded) problems.push("the navigation is not folded when the page opens");
     if (p.sideShown) problems.push("the side column is shown too");
     ok(problems.length === 0, `${where}: ${want.join(" and ")} at the top, folded, unfold when tapped`, problems.join("\n"));
+    ok(seen.split.length === 0, `${where}: inline code goes on to a new line only at a space (or in a word over 30 characters)`,
+      seen.split.map((x) => `broken at |: ${x}`).join("\n"));
   }
   ok(seen.flat.length === 0, `${where}: every formula is drawn with a size, whole up and down`, seen.flat.join("\n"));
   ok(errors.length === 0, `${where}: no console error`, errors.join("\n"));
