@@ -17,7 +17,7 @@
 // screenshot of the top of every page at both widths to build/site-shots/ for a
 // person to look at. Then the PDF that `make pdf` writes: a page per source at
 // least, every page at most A4 or Letter, and every chapter's title in its text
-// (pdfinfo, pdftotext). Last, a self-check: a run of tests/site_test.sh on four
+// (pdfinfo, pdftotext). Last, a self-check: a run of tests/site_test.sh on five
 // pages with failures simulated (below) must retry, then report one `not ok`
 // for the page that kept failing, and end with a plan even when node is killed.
 //
@@ -30,14 +30,18 @@
 //   SITE_TEST_PAGES=a.html,b.html  only these pages (no PDF, no self-check, and
 //                                  links to other pages are not followed)
 //   SITE_TEST_WIDTHS=390           only these widths
-//   SITE_TEST_FAULT=shot-once:a.html,shot:b.html,crash-once:c.html,kill:d.html
+//   SITE_TEST_FAULT=shot-once:a.html,shot:b.html,crash-once:c.html,hang-once:d.html,kill:e.html
 //                                  a.html's first screenshot throws, every one of
 //                                  b.html's does, the browser crashes while c.html
-//                                  is open the first time, and node is killed as
-//                                  it reports d.html (site_test.sh adds the plan)
+//                                  is open the first time, and stops answering on
+//                                  d.html the first time; node is killed as it
+//                                  reports e.html (site_test.sh adds the plan)
+//   SITE_TEST_ATTEMPT_SECONDS=3    how long the browser may take over a page (120)
+//   SITE_TEST_SHOTS=DIR            where the screenshots go (build/site-shots)
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import os from "node:os";
 import { execFileSync, execFile } from "node:child_process";
 
 // ---- TAP: every test one line; the plan printed once, however the run ends
@@ -69,7 +73,7 @@ for (const event of ["uncaughtException", "unhandledRejection"]) {
 }
 
 const site = path.resolve(process.argv[2] || "build/site");
-const shots = path.resolve("build/site-shots");
+const shots = path.resolve(process.env.SITE_TEST_SHOTS || "build/site-shots");
 const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 const list = (s) => (s || "").split(",").map((x) => x.trim()).filter(Boolean);
 const only = list(process.env.SITE_TEST_PAGES);
@@ -168,7 +172,7 @@ function look() {
       });
       return out;
     }),
-    twice: [...new Set(ids.filter((id, k) => ids.indexOf(id) !== k))],
+    twice: (() => { const seen = new Set(), twice = new Set(); for (const id of ids) (seen.has(id) ? twice : seen).add(id); return [...twice]; })(),
     ids,
     links: [...document.querySelectorAll("a[href]")].map((a) => a.getAttribute("href")),
     side: {
@@ -219,10 +223,11 @@ async function unfold(page) {
 // One page at one width: { seen, errors, unfolded } or { failure: reason }.
 // Each width keeps one browser page and takes it from page to page of the site
 // (a new one costs a quarter of a second); after a failure it starts anew.
-const tabs = new Map();    // width name -> { context, page, errors }
-async function tab(w) {
-  if (tabs.has(w.name)) return tabs.get(w.name);
-  const browser = await getBrowser();
+const tabs = new Map();    // width name -> { browser, context, page, errors }
+async function tab(w, browser) {
+  const old = tabs.get(w.name);
+  if (old?.browser === browser) return old;
+  tabs.delete(w.name);                                             // its browser crashed
   const context = await browser.newContext({ viewport: { width: w.width, height: w.height } });
   context.setDefaultTimeout(30000);
   const t = { browser, context, page: await context.newPage(), errors: [] };
@@ -232,29 +237,53 @@ async function tab(w) {
   tabs.set(w.name, t);
   return t;
 }
+async function attempt(file, w, n, browser) {
+  const { page, errors } = await tab(w, browser);
+  errors.length = 0;
+  await page.goto(pathToFileURL(path.join(site, file)).href, { waitUntil: "load" });
+  if (faults.get(file) === "crash-once" && n === 1) {
+    const cdp = await browser.newBrowserCDPSession();
+    cdp.send("Browser.crash").catch(() => {});
+    await new Promise((resolve) => { if (!browser.isConnected()) resolve(); browser.once("disconnected", resolve); });
+  }
+  if (faults.get(file) === "hang-once" && n === 1) await new Promise(() => {});
+  const seen = await page.evaluate(look);
+  if (faults.get(file) === "shot" || (faults.get(file) === "shot-once" && n === 1))
+    throw new Error("page.screenshot: Protocol error (Page.captureScreenshot): Unable to capture screenshot (simulated: SITE_TEST_FAULT)");
+  await page.screenshot({ path: path.join(shots, `${file.replace(/\.html$/, "")}-${w.name}.png`) });
+  const unfolded = w.name === "390" ? await unfold(page) : [];
+  return { seen, errors: [...errors], unfolded };
+}
+// a browser that stops answering is given up on after this (the self-check shortens it)
+const ATTEMPT_MS = 1000 * (Number(process.env.SITE_TEST_ATTEMPT_SECONDS) || 120);
 async function visit(file, w) {
   let reason = "";
-  for (let attempt = 1; attempt <= 2; attempt++) {
+  for (let n = 1; n <= 2; n++) {
+    let timer, browser, onGone;
     try {
-      const { browser, page, errors } = await tab(w);
-      errors.length = 0;
-      await page.goto(pathToFileURL(path.join(site, file)).href, { waitUntil: "load" });
-      if (faults.get(file) === "crash-once" && attempt === 1) {
-        const cdp = await browser.newBrowserCDPSession();
-        cdp.send("Browser.crash").catch(() => {});
-        await new Promise((resolve) => { if (!browser.isConnected()) resolve(); browser.once("disconnected", resolve); });
-      }
-      const seen = await page.evaluate(look);
-      if (faults.get(file) === "shot" || (faults.get(file) === "shot-once" && attempt === 1))
-        throw new Error("page.screenshot: Protocol error (Page.captureScreenshot): Unable to capture screenshot (simulated: SITE_TEST_FAULT)");
-      await page.screenshot({ path: path.join(shots, `${file.replace(/\.html$/, "")}-${w.name}.png`) });
-      const unfolded = w.name === "390" ? await unfold(page) : [];
-      return { seen, errors: [...errors], unfolded };
+      browser = await getBrowser();
+      // given up on when the browser crashes (playwright may wait for ever then)
+      // or stops answering
+      const gone = new Promise((_, reject) => {
+        onGone = () => reject(new Error("the browser crashed"));
+        if (!browser.isConnected()) onGone(); else browser.once("disconnected", onGone);
+      });
+      const late = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer from the browser in ${ATTEMPT_MS / 1000} s`)), ATTEMPT_MS);
+      });
+      return await Promise.race([attempt(file, w, n, browser), gone, late]);
     } catch (e) {
       reason = oneLine(e?.message ?? e);
       const t = tabs.get(w.name);
       tabs.delete(w.name);
-      if (t) await t.context.close().catch(() => {});
+      // closed without waiting: a browser that crashed or hangs may never answer
+      if (/no answer from the browser/.test(reason)) {
+        if (current && browser && (await current.catch(() => null)) === browser) current = null;   // a new one next
+        browser?.close().catch(() => {});
+      } else t?.context.close().catch(() => {});
+    } finally {
+      clearTimeout(timer);
+      if (onGone) browser.off("disconnected", onGone);
     }
   }
   return { failure: reason };
@@ -372,23 +401,25 @@ if (only.length) {
   }
 }
 
-// The self-check: tests/site_test.sh on the four smallest pages at 390 px, with
+// The self-check: tests/site_test.sh on the five smallest pages at 390 px, with
 // the first page's first screenshot failing, every screenshot of the second,
-// the browser crashing on the third, and node killed on the fourth. Expected:
-// the crash survived; one `not ok` naming the second page and the screenshot,
-// and one saying the run stopped before its plan; then a plan that counts the
-// tests; no stack trace; exit status 1.
+// the browser crashing on the third, hanging on the fourth (for 10 s), and node
+// killed on the fifth. Expected: the crash and the hang survived; one `not ok`
+// naming the second page and the screenshot, and one saying the run stopped
+// before its plan; then a plan that counts the tests; no stack trace; exit 1.
 function startSelfCheck() {
   const size = (f) => fs.statSync(path.join(site, f)).size;
-  const chosen = [...pages].sort((x, y) => size(x) - size(y)).slice(0, 4).sort();   // in the order they are checked
-  if (chosen.length < 4) return null;
-  const [a, b, c, d] = chosen;
+  const chosen = [...pages].sort((x, y) => size(x) - size(y)).slice(0, 5).sort();   // in the order they are checked
+  if (chosen.length < 5) return null;
+  const [a, b, c, d, e] = chosen;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "site-test-"));          // its screenshots
   return new Promise((resolve) => {
     execFile("sh", [path.resolve("tests/site_test.sh"), site], {
-      env: { ...process.env, SITE_TEST_PAGES: chosen.join(","), SITE_TEST_WIDTHS: "390",
-             SITE_TEST_FAULT: `shot-once:${a},shot:${b},crash-once:${c},kill:${d}` },
+      env: { ...process.env, SITE_TEST_PAGES: chosen.join(","), SITE_TEST_WIDTHS: "390", SITE_TEST_ATTEMPT_SECONDS: "10", SITE_TEST_SHOTS: dir,
+             SITE_TEST_FAULT: `shot-once:${a},shot:${b},crash-once:${c},hang-once:${d},kill:${e}` },
       encoding: "utf8", timeout: 180000,
     }, (err, stdout, stderr) => {
+      fs.rmSync(dir, { recursive: true, force: true });
       const lines = stdout.trim().split("\n");
       const tests = lines.filter((l) => /^(not )?ok \d+/.test(l));
       const notOk = tests.filter((l) => l.startsWith("not ok"));
@@ -399,8 +430,9 @@ function startSelfCheck() {
       if (notOk.length !== 2) problems.push(`${notOk.length} not ok lines, not 2: ${notOk.join(" | ")}`);
       if (!notOk.some((l) => l.includes(b) && /screenshot/i.test(l))) problems.push(`no not ok names ${b} and the screenshot`);
       if (!/stopped before its plan/.test(notOk.at(-1) ?? "")) problems.push("its last not ok does not say that it stopped before its plan");
-      if (notOk.some((l) => l.includes(a) || l.includes(c))) problems.push(`${a} or ${c} failed, though tried again`);
+      if (notOk.some((l) => [a, c, d].some((f) => l.includes(f)))) problems.push(`${a}, ${c} or ${d} failed, though tried again`);
       if (!tests.some((l) => l.startsWith("ok") && l.includes(c))) problems.push(`nothing of ${c} passed after the browser crashed`);
+      if (!tests.some((l) => l.startsWith("ok") && l.includes(d))) problems.push(`nothing of ${d} passed after the browser hung`);
       if (/^\s+at /m.test(stdout + stderr)) problems.push("it printed a stack trace");
       if (err?.code !== 1) problems.push(`it exited with ${err?.code ?? 0} (signal ${err?.signal ?? "none"}), not 1`);
       resolve({ problems, chosen });
@@ -409,8 +441,9 @@ function startSelfCheck() {
 }
 if (selfCheck) {
   const r = await selfCheck;
-  const name = `a failing screenshot or a crashed browser is tried again, then one not ok, and the plan comes whatever happens (${r?.chosen.join(", ")} with failures simulated)`;
+  const name = `a failing screenshot, a crashed or hung browser is tried again, then one not ok, and the plan comes whatever happens (${r?.chosen.join(", ")} with failures simulated)`;
   if (r?.skip) { count++; console.log(`ok ${count} # SKIP the self-check: ${r.skip}`); }
   else if (r) ok(r.problems.length === 0, name, r.problems.join("\n"));
 }
 finish();
+process.exit();           // not kept waiting by a browser given up on
