@@ -6,9 +6,9 @@
 -- Every source has its page, titled with its first heading; every link and
 -- image of every page reaches a file of the site, and an anchor that exists
 -- in it; no page links to a .md file; no page gives one id to two elements
--- (a link to it would reach only the first). One line per problem on stderr and exit
--- 1, else one line on stdout saying what was written: pages, chapters,
--- appendices, solutions and figures. (tests/site_test.mjs checks the same
+-- (a link to it would reach only the first). One line per problem on stderr
+-- and exit 1, else one line on stdout saying what was written: pages,
+-- chapters, appendices, solutions and figures. (tests/site_test.mjs checks the same
 -- pages in a browser.)
 local site = arg[1]
 local count = { chapters = 0, appendices = 0, solutions = 0 }

@@ -328,9 +328,10 @@ end
 
 -- A thousands separator, 2{,}359{,}296 in TeX, is an operator in pandoc's MathML,
 -- which Chromium spaces like one ("2, 359, 296"); as text it stays "2,359,296".
--- Chromium draws a <math> that is wider than its column past the column's edge,
--- with no scrollbar of its own whatever its overflow says: in a span (span.math
--- .display or .inline, pandoc's own names for them), book.css lets it scroll.
+--
+-- Chromium draws a <math> wider than its column past the column's edge, with no
+-- scrollbar of its own whatever its overflow says: in a span (class "math
+-- display" or "math inline", pandoc's own names for them) book.css lets it scroll.
 local function Math(m)
   m.text = m.text:gsub("{,}", "\\text{,}")
   return pandoc.Span({ m }, pandoc.Attr("", { "math", m.mathtype == "DisplayMath" and "display" or "inline" }))
