@@ -5,9 +5,10 @@
 -- The FILE.md are the pages' sources (book.md, chapters/*.md, solutions/*.md).
 -- Every source has its page, titled with its first heading; every link and
 -- image of every page reaches a file of the site, and an anchor that exists
--- in it; no page links to a .md file. One line per problem on stderr and exit
--- 1, else one line on stdout saying what was written: pages, chapters,
--- appendices, solutions and figures. (tests/site_test.mjs checks the same
+-- in it; no page links to a .md file; no page gives one id to two elements
+-- (a link to it would reach only the first). One line per problem on stderr
+-- and exit 1, else one line on stdout saying what was written: pages,
+-- chapters, appendices, solutions and figures. (tests/site_test.mjs checks the same
 -- pages in a browser.)
 local site = arg[1]
 local count = { chapters = 0, appendices = 0, solutions = 0 }
@@ -37,8 +38,14 @@ for i = 2, #arg do
   if not text then
     say("%s: no page %s/%s", src, site, file)
   else
-    local ids = {}
-    for id in text:gmatch('%sid="([^"]+)"') do ids[id] = true end
+    local ids, twice = {}, {}
+    for id in text:gmatch('%sid="([^"]+)"') do
+      if ids[id] and not twice[id] then
+        twice[id] = true
+        say("%s: the id %s is given to more than one element", file, id)
+      end
+      ids[id] = true
+    end
     pages[file] = { ids = ids, text = text, src = src }
     local title = (read(src) or ""):match("^#%s+([^\n]+)")
     if title and not text:find("<h1", 1, true) then say("%s: the page has no title (%s)", file, title) end

@@ -9,14 +9,17 @@
 --   1. names each page's file: book.md is index.html, chapters/NN-name.md is
 --      NN-name.html, solutions/NN-name.md is solutions-NN-name.html;
 --   2. gives every heading GitHub's id (the chapters link to each other the way
---      GitHub shows them) and rewrites every link to a book file, a section of
---      one, or a figure, to the site's file;
+--      GitHub shows them), a repeated one made unique as GitHub and pandoc do
+--      (running-it, running-it-1, running-it-2), and rewrites every link to a
+--      book file, a section of one, or a figure, to the site's file;
 --   3. draws each tangled code block (file= or chunk=, see tangle/tangle.lua)
 --      as a literate chunk: its name set apart, every <<reference>> a link to
 --      the chunk's first block, and under it the blocks that use it, its
 --      continuations and the file it ends up in, as noweb and CWEB print them;
 --   4. links each exercise to its worked solution and each solution back;
---   5. writes a formula's thousands separators so that MathML keeps them tight;
+--   5. writes a formula's thousands separators so that MathML keeps them tight,
+--      and puts each formula in a span that scrolls when it is wider than a
+--      phone (book.css); lets inline code break only at its spaces;
 --   6. fills the template's navigation: the chapters with this one marked,
 --      previous and next.
 -- The chunk index comes from tangle/tangle.lua's own parser, run on every
@@ -276,8 +279,28 @@ local function Meta(meta)
 end
 
 -- Every heading takes GitHub's id, which the chapters' links between them use.
+-- A page may repeat a heading ("Running it" under each program): as on GitHub,
+-- the second takes "-1", the third "-2", so that each id names one heading and
+-- the table of contents, which pandoc makes from these ids, reaches each.
+-- The chunks' ids are taken first, so that no heading can take one of theirs.
+local taken                     -- id -> true, on this page
+local function unique(id)
+  if id == "" then id = "section" end                            -- as pandoc names one
+  if taken[id] then
+    local k = 1
+    while taken[id .. "-" .. k] do k = k + 1 end
+    id = id .. "-" .. k
+  end
+  taken[id] = true
+  return id
+end
+
 local function Header(h)
-  h.identifier = slug(pandoc.utils.stringify(h.content))
+  if not taken then
+    taken = {}
+    for _, b in ipairs(blocks_of[here.path] or {}) do taken[b.id] = true end
+  end
+  h.identifier = unique(slug(pandoc.utils.stringify(h.content)))
   return h
 end
 
@@ -305,9 +328,31 @@ end
 
 -- A thousands separator, 2{,}359{,}296 in TeX, is an operator in pandoc's MathML,
 -- which Chromium spaces like one ("2, 359, 296"); as text it stays "2,359,296".
+--
+-- Chromium draws a <math> wider than its column past the column's edge, with no
+-- scrollbar of its own whatever its overflow says: in a span (class "math
+-- display" or "math inline", pandoc's own names for them) book.css lets it scroll.
 local function Math(m)
   m.text = m.text:gsub("{,}", "\\text{,}")
-  return m
+  return pandoc.Span({ m }, pandoc.Attr("", { "math", m.mathtype == "DisplayMath" and "display" or "inline" }))
+end
+
+-- Inline code breaks at its spaces, not inside a word: Chromium would break
+-- `1e-5` after its hyphen, `--seed` between its hyphens, `m->w` at the arrow.
+-- Each word of up to 30 characters with such a character in it goes in a
+-- span.nobr; a longer one may still break anywhere (book.css) rather than run
+-- out of a phone's column. Run last: the headings' ids are made from their
+-- text, which raw HTML would no longer give.
+local NOBR_MAX = 30
+local function Code(c)
+  if c.identifier ~= "" or #c.classes > 0 or #c.attributes > 0 then return nil end
+  local text = c.text:gsub("%S+", function(word)
+    if word:find("[^%w_]") and utf8.len(word) and utf8.len(word) <= NOBR_MAX then
+      return '<span class="nobr">' .. escape(word) .. "</span>"
+    end
+    return escape(word)
+  end)
+  return pandoc.RawInline("html", "<code>" .. text .. "</code>")
 end
 
 local function CodeBlock(cb)
@@ -367,4 +412,5 @@ return {
   { Meta = Meta },
   { Header = Header, Link = Link, Image = Image, CodeBlock = CodeBlock, Math = Math },
   { Blocks = Blocks },
+  { Code = Code },
 }
