@@ -193,7 +193,7 @@ do
   local dir = TMP .. "/summary"
   local SUMMARY = "lua5.4 " .. q(ROOT .. "/tools/summary.lua")
   local status, out = run((sh("mkdir -p " .. q(dir)) and dir), SUMMARY .. " build 'one two' 'one two extra' 3")
-  ok(status == 0 and #lines_of(out) == 2 and out:find("^  DONE    3 programs in build/bin, their example runs in build/run, 3 figures in figures/\n")
+  ok(status == 0 and #lines_of(out) == 2 and out:find("^  DONE    3 programs in build/bin, their example runs in build/run, 3 figures in build/figures\n")
      and out:find("make test", 1, true), "in the book: two lines, what was built and where, and what to run next", out)
 
   write(dir .. "/build/src/one.c", header("chapters/01-one.md") .. '#line 4 "chapters/01-one.md"\nint one(void) {\n    // BEGIN SOLUTION Exercise 1.1\n    NOT_IMPLEMENTED("Exercise 1.1");\n')
@@ -311,7 +311,7 @@ do
   ok(status == 0 and out:find("^Grade of chapter 5 alone"), "make grade CHAPTERS=5 grades chapter 5 alone", out)
 
   status, out, err = run(dir, MAKE)
-  ok(status == 0 and out:find("^  DONE    0 programs in build/bin, their example runs in build/run, 0 figures in figures/\n          next: make test"),
+  ok(status == 0 and out:find("^  DONE    0 programs in build/bin, their example runs in build/run, 0 figures in build/figures\n          next: make test"),
      "make ends with its summary", out, err)
 end
 

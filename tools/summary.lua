@@ -42,8 +42,8 @@ local names, runs = words(built), words(programs)
 local first = runs[1] or names[1] or "PROGRAM"
 
 if not assigned then
-  say("DONE", ("%d programs in %s, their example runs in %s/run, %d figures in figures/"):format(#names, bin, out, figures))
-  say("", ("next: make test (the test suite); %s/%s --help (any program's flags); make html; make help"):format(bin, first))
+  say("DONE", ("%d programs in %s, their example runs in %s/run, %d figures in %s/figures"):format(#names, bin, out, figures, out))
+  say("", ("next: make test (the test suite); make check EX=N.M (one exercise); %s/%s --help (a program's flags); make help"):format(bin, first))
   os.exit(0)
 end
 
@@ -105,7 +105,8 @@ for _, exercise in ipairs(order) do
 end
 local grade = ('make grade CHAPTERS="%s"'):format(assigned)
 if #order > 0 then
-  say("", ("next: write each one between its markers (README.md), then make test; %s grades them"):format(grade))
+  say("", ("next: write each one between its markers (README.md), then make check EX=%s; %s grades them")
+    :format(order[1], grade))
 else
   say("", ("no stub left: make test runs every test, %s grades the assigned chapters"):format(grade))
 end
