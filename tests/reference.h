@@ -4,7 +4,8 @@
  * The reference is plain loops, one number at a time, that call nothing of the
  * book's (not tensor.c's linear, matmul, softmax_lastdim or masked_fill), so that
  * a mistake in a chapter cannot hide in it. Each step agrees with one line of
- * PyTorch:
+ * PyTorch (q, k, v and the output are (B, T, heads * hd), a head's numbers side by
+ * side, read in place: nothing is split or merged):
  *
  *   ref_linear(y, x, w, b, N, in, out)  y = x @ w.T + b, nn.Linear(in, out); w and b
  *                                       float, as a module holds them (b NULL: no bias)
@@ -27,7 +28,7 @@
  * and what they read:
  *
  *   RefAttn a                           sizes, scale and mask: see below
- *   ref_doubles(x, n)                   n floats as doubles (malloc'd)
+ *   ref_new(n), ref_doubles(x, n)       n doubles, zero or x's floats (malloc'd)
  *   ref_expand(vis, mask, ndim, shape)  a mask of any shape that broadcasts to `shape`
  *                                       spelled out, 1 visible and 0 hidden; no strides
  *                                       taken from tensor.c
@@ -35,8 +36,9 @@
  *   ref_pattern(i, salt)                a fixed 0/1 pattern that looks random, about two
  *                                       thirds 1: element i of a test's mask
  *
- * Drawing a module (a test includes its program first, then tap.h, run.h and
- * this; it defines the program's name in capitals first to get its pair):
+ * Drawing a module runs the program's own code, as its main does: the case under
+ * test, not the reference. A test includes its program, then tap.h, run.h and
+ * this, and defines the program's name in capitals first to get its pair:
  *
  *   MODULE_SELFATT_V1, MODULE_MQA, MODULE_GQA, MODULE_MHSA_RELU:
  *       make_module(m, x, a)            the module and X drawn from a->seed (a->batch,
@@ -49,8 +51,10 @@
  *                                       and mha's random (B, H, T, T) mask, drawn next
  *                                       (mask NULL: none drawn)
  *   MODULE_CROSS_ATTENTION: make_module(m, q, k, v, pad, a), free_module(m, q, k, v, pad)
- *                                       Q, K, V and the source padding mask (B, 1, 1, S)
+ *                                       Q, K, V and the source padding mask (B, 1, 1, S),
+ *                                       freed with the weights
  *   free_module(m)                      the module's weights, freed through the same list
+ *                                       (X and the mask are the caller's to free)
  *
  * Header-only: every function is static and marked unused. */
 #ifndef REFERENCE_H
@@ -134,7 +138,7 @@ REF_FN void ref_linear64(double *y, const double *x, const double *w, const doub
         }
 }
 
-/* vis (shape, ndim axes) from a mask of any shape that broadcasts to it, as
+/* vis, of `shape` (ndim axes), from a mask of any shape that broadcasts to it, as
  * mask.expand(shape) reads it: the mask's axes lined up with shape's from the
  * right, an axis of size 1 read at 0. 1 where the mask is not 0; all 1 for no mask. */
 REF_FN void ref_expand(float *vis, const Tensor *mask, int ndim, const int *shape) {
@@ -232,7 +236,6 @@ REF_FN void ref_mix(double *mixed, const double *att, const double *v, const Ref
             }
 }
 
-
 /* out (B, T, D) = o_proj(att @ v_proj(xv)) for weights att (B, H, T, S) given: the
  * end of the pass, also in training mode, where att is the weights after dropout.
  * xv (B, S, D). */
@@ -271,7 +274,7 @@ REF_FN void ref_attention(double *out, double *att, const RefWeights *w, const f
 
 /* ---- drawing a module, as its program's main draws it ----------------------------- */
 
-#ifdef MODULE_SELFATT_V1
+#ifdef MODULE_SELFATT_V1       /* selfatt_v1: the three layers and X */
 REF_FN void make_module(SelfAttV1 *m, Tensor *x, const Args *a) {
     Tensors list = {0};
     Tensor att, out;
@@ -289,7 +292,7 @@ REF_FN void free_module(SelfAttV1 *m) {
 }
 #endif
 
-#ifdef MODULE_SELFATT_V2
+#ifdef MODULE_SELFATT_V2       /* selfatt_v2: proj, output_proj and X */
 REF_FN void make_v2_module(SelfAttV2 *m, Tensor *x, const Args *a) {
     Tensors list = {0};
     Tensor att, out;
@@ -307,7 +310,7 @@ REF_FN void free_v2_module(SelfAttV2 *m) {
 }
 #endif
 
-#ifdef MODULE_SELFATT_V3
+#ifdef MODULE_SELFATT_V3       /* selfatt_v3: V2's layers, X and the padding mask */
 REF_FN void make_module(SelfAttV3 *m, Tensor *x, Tensor *mask, const Args *a) {
     Tensors list = {0};
     Tensor att, out;
@@ -326,7 +329,7 @@ REF_FN void free_module(SelfAttV3 *m) {
 }
 #endif
 
-#ifdef MODULE_SELFATT_V4
+#ifdef MODULE_SELFATT_V4       /* selfatt_v4: four layers, X and the padding mask */
 REF_FN void make_module(SelfAttV4 *m, Tensor *x, Tensor *mask, const Args *a) {
     Tensors list = {0};
     Tensor att, out;
@@ -345,7 +348,7 @@ REF_FN void free_module(SelfAttV4 *m) {
 }
 #endif
 
-#ifdef MODULE_MHA
+#ifdef MODULE_MHA              /* mha: four layers, X and, if asked, the random mask */
 REF_FN void make_module(MHA *m, Tensor *x, Tensor *mask, const Args *a) {
     Tensors list = {0};
     mha_tensors(&list, m, x, mask, NULL, NULL);
@@ -362,7 +365,7 @@ REF_FN void free_module(MHA *m) {
 }
 #endif
 
-#ifdef MODULE_MQA
+#ifdef MODULE_MQA              /* mqa: W_Q, W_K, W_V (one head each), W_O and x */
 REF_FN void make_module(MQA *m, Tensor *x, const Args *a) {
     Tensors list = {0};
     Tensor mask, att, out;
@@ -380,7 +383,7 @@ REF_FN void free_module(MQA *m) {
 }
 #endif
 
-#ifdef MODULE_GQA
+#ifdef MODULE_GQA              /* gqa (and decode, mha_backward): G key/value heads */
 REF_FN void make_module(GQA *m, Tensor *x, const Args *a) {
     Tensors list = {0};
     Tensor mask, att, out;
@@ -398,7 +401,7 @@ REF_FN void free_module(GQA *m) {
 }
 #endif
 
-#ifdef MODULE_CROSS_ATTENTION
+#ifdef MODULE_CROSS_ATTENTION  /* cross_attention: four layers, Q, K, V, source padding */
 REF_FN void make_module(CrossAttention *m, Tensor *q, Tensor *k, Tensor *v, Tensor *pad, const Args *a) {
     Tensors list = {0};
     Tensor att, out;
@@ -417,7 +420,7 @@ REF_FN void free_module(CrossAttention *m, Tensor *q, Tensor *k, Tensor *v, Tens
 }
 #endif
 
-#ifdef MODULE_MHSA_RELU
+#ifdef MODULE_MHSA_RELU        /* mhsa_relu: four layers and X */
 REF_FN void make_module(MhsaRelu *m, Tensor *x, const Args *a) {
     Tensors list = {0};
     Tensor att, out;

@@ -23,8 +23,9 @@
 static void reference(double *out, double *att, const GQA *m, const float *x, const float *vis, int B, int T) {
     RefWeights w = { m->q_w.data, m->q_b.data, m->k_w.data, m->k_b.data, m->v_w.data, m->v_b.data, m->o_w.data,
                      m->o_b.data };
-    ref_attention(out, att, &w, x, x, x, m->dim, &(RefAttn){ .B = B, .T = T, .H = m->heads, .G = m->kv_heads,
-                                                              .hd = m->dim / m->heads, .vis = vis, .hide = REF_FILL_INF });
+    RefAttn a = { .B = B, .T = T, .H = m->heads, .G = m->kv_heads, .hd = m->dim / m->heads, .vis = vis,
+                  .hide = REF_FILL_INF };
+    ref_attention(out, att, &w, x, x, x, m->dim, &a);
 }
 
 /* ---- cases and masks ------------------------------------------------------- */

@@ -25,8 +25,8 @@ static void ref_gqa(double *out, double *att, const GQA *m, const Tensor *x, con
     RefWeights w = { m->q_w.data, m->q_b.data, m->k_w.data, m->k_b.data, m->v_w.data, m->v_b.data, m->o_w.data,
                      m->o_b.data };
     float *vis = ref_visible(mask, 4, (int[]){ B, H, T, T });
-    ref_attention(out, att, &w, x->data, x->data, x->data, D, &(RefAttn){ .B = B, .T = T, .H = H, .G = m->kv_heads,
-                                                                          .hd = D / H, .vis = vis, .hide = REF_FILL_INF });
+    RefAttn a = { .B = B, .T = T, .H = H, .G = m->kv_heads, .hd = D / H, .vis = vis, .hide = REF_FILL_INF };
+    ref_attention(out, att, &w, x->data, x->data, x->data, D, &a);
     free(vis);
 }
 

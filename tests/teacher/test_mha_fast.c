@@ -86,7 +86,7 @@ static void test_module(void) {
     int B = 2, T = 97, D = 40, H = 5, hd = D / H;
     MHA m = {0};
     Tensor x;
-    make_module(&m, &x, NULL, &(Args){ .batch = B, .seq = T, .dim = D, .heads = H, .seed = 2024 });   /* mha's, as it draws them */
+    make_module(&m, &x, NULL, &(Args){ .batch = B, .seq = T, .dim = D, .heads = H, .seed = 2024 });   /* as mha does */
     for (long i = 0; i < m.query_w.size; i++) m.query_w.data[i] *= 4.0f, m.key_w.data[i] *= 4.0f;
     Tensor mask = tensor_new(4, (int[]){ B, H, 1, T });        /* per sequence and head, the same for every query */
     for (int b = 0; b < B; b++)
