@@ -17,6 +17,7 @@
 #include "backward64.h"
 #include "tap.h"
 #include "run.h"
+#include "reference.h"
 
 /* Central differences with this step: the truncation error falls as h^2 and the
  * rounding error (about 1e-16 |L| / h, against gradients as small as 1e-2) grows as
@@ -268,16 +269,6 @@ typedef struct Attn {
 static const char *const names[9] = { "q_proj.weight", "q_proj.bias", "k_proj.weight", "k_proj.bias",
                                       "v_proj.weight", "v_proj.bias", "o_proj.weight", "o_proj.bias", "X" };
 
-/* y (N, out) = x (N, in) w^T + b */
-static void lin(double *y, const double *x, const double *w, const double *b, long N, int in, int out) {
-    for (long r = 0; r < N; r++)
-        for (int o = 0; o < out; o++) {
-            double acc = b[o];
-            for (int i = 0; i < in; i++) acc += x[r * in + i] * w[o * in + i];
-            y[r * out + o] = acc;
-        }
-}
-
 /* What the forward pass keeps: heads, weights, merged, out. */
 typedef struct Kept { double *q, *k, *v, *qh, *kh, *vh, *att, *merged, *out; } Kept;
 
@@ -290,9 +281,9 @@ static Kept forward(const Attn *a) {
     long BT = (long)B * T;
     Kept k = { zeros(BT * D), zeros(BT * W), zeros(BT * W), zeros(BT * D), zeros(BT * W), zeros(BT * W),
                zeros((long)B * H * T * T), zeros(BT * D), zeros(BT * D) };
-    lin(k.q, a->p[8], a->p[0], a->p[1], BT, D, D);                      /* pass 1 */
-    lin(k.k, a->p[8], a->p[2], a->p[3], BT, D, W);
-    lin(k.v, a->p[8], a->p[4], a->p[5], BT, D, W);
+    ref_linear64(k.q, a->p[8], a->p[0], a->p[1], BT, D, D);             /* pass 1 */
+    ref_linear64(k.k, a->p[8], a->p[2], a->p[3], BT, D, W);
+    ref_linear64(k.v, a->p[8], a->p[4], a->p[5], BT, D, W);
     for (int b = 0; b < B; b++)                                         /* pass 2: (B, H, T, hd), (B, G, T, hd) */
         for (int t = 0; t < T; t++)
             for (int c = 0; c < D; c++) {
@@ -326,7 +317,7 @@ static Kept forward(const Attn *a) {
             for (int t = 0; t < T; t++)
                 for (int d = 0; d < hd; d++)
                     k.merged[(b * T + t) * D + h * hd + d] = mixed[(((long)b * H + h) * T + t) * hd + d];
-    lin(k.out, k.merged, a->p[6], a->p[7], BT, D, D);                   /* pass 8 */
+    ref_linear64(k.out, k.merged, a->p[6], a->p[7], BT, D, D);          /* pass 8 */
     free(mixed);
     return k;
 }

@@ -2,108 +2,51 @@
  * values from K and V (B, S, D).
  *
  * The program is included with TESTING defined, so its forward pass can be
- * called directly and compared with a separate double-precision reference
- * that never fills anything (hidden keys are left out of the softmax). The
- * command-line checks run the real program, $ABH_BIN/cross_attention, and for
- * the case Q = K = V = X chapter 5's $ABH_BIN/mha beside it. */
+ * called directly and compared with a separate double-precision reference,
+ * tests/reference.h's, that never fills anything (hidden keys are left out of
+ * the softmax). The command-line checks run the real program,
+ * $ABH_BIN/cross_attention, and for the case Q = K = V = X chapter 5's
+ * $ABH_BIN/mha beside it. */
 #define TESTING
 #include "cross_attention.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_CROSS_ATTENTION
+#include "reference.h"
 
 /* ---- an independent reference, in double precision ---------------------- */
 
-/* y (rows, D) = x (rows, D) @ w^T + b, w (D, D) as nn.Linear stores it. */
-static void ref_linear(double *y, const float *xf, const double *xd, const Tensor *w, const Tensor *b, long rows, int D) {
-    for (long r = 0; r < rows; r++)
-        for (int o = 0; o < D; o++) {
-            double sum = b->data[o];
-            for (int i = 0; i < D; i++) sum += (xf ? xf[r * D + i] : xd[r * D + i]) * (double)w->data[o * D + i];
-            y[r * D + o] = sum;
-        }
-}
-
-/* CrossAttention in eval mode, heads taken as slices of D (no split_heads):
- * head h of position (b, t) is columns h*hd .. h*hd + hd - 1 of q's row.
- * vis (B, H, T, S): 1 where the key is visible, or NULL for no mask. A row with
- * no visible key is uniform, which is what -1e20 makes of it. */
+/* CrossAttention in eval mode, tests/reference.h's pass, heads taken as slices of D
+ * (no split_heads): head h of position (b, t) is columns h*hd .. h*hd + hd - 1 of
+ * q's row. vis (B, H, T, S): 1 where the key is visible, or NULL for no mask. A row
+ * with no visible key is uniform, which is what -1e20 makes of it. */
 static void reference(double *out, double *att, const CrossAttention *m, const float *xq, const float *xk,
                       const float *xv, const float *vis, int B, int T, int S) {
-    int D = m->dim, H = m->heads, hd = D / H;
-    double *q = malloc(sizeof *q * B * T * D), *k = malloc(sizeof *k * B * S * D), *v = malloc(sizeof *v * B * S * D);
-    double *mixed = calloc((size_t)B * T * D, sizeof *mixed);
-    ref_linear(q, xq, NULL, &m->q_w, &m->q_b, (long)B * T, D);
-    ref_linear(k, xk, NULL, &m->k_w, &m->k_b, (long)B * S, D);
-    ref_linear(v, xv, NULL, &m->v_w, &m->v_b, (long)B * S, D);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int t = 0; t < T; t++) {
-                long row = (((long)b * H + h) * T + t) * S;
-                double *w = att + row, best = -INFINITY, total = 0;
-                int any = 0;
-                for (int s = 0; s < S; s++) {
-                    double dot = 0;
-                    for (int i = 0; i < hd; i++) dot += q[((long)b * T + t) * D + h * hd + i] * k[((long)b * S + s) * D + h * hd + i];
-                    w[s] = dot / sqrt((double)hd);
-                    if (!vis || vis[row + s]) { any = 1; best = fmax(best, w[s]); }
-                }
-                for (int s = 0; s < S; s++) total += w[s] = !any ? 1.0 : (!vis || vis[row + s]) ? exp(w[s] - best) : 0.0;
-                for (int s = 0; s < S; s++) w[s] /= total;
-                for (int i = 0; i < hd; i++)
-                    for (int s = 0; s < S; s++)
-                        mixed[((long)b * T + t) * D + h * hd + i] += w[s] * v[((long)b * S + s) * D + h * hd + i];
-            }
-    ref_linear(out, NULL, mixed, &m->o_w, &m->o_b, (long)B * T, D);
-    free(q); free(k); free(v); free(mixed);
+    RefWeights w = { m->q_w.data, m->q_b.data, m->k_w.data, m->k_b.data, m->v_w.data, m->v_b.data, m->o_w.data,
+                     m->o_b.data };
+    ref_attention(out, att, &w, xq, xk, xv, m->dim, &(RefAttn){ .B = B, .T = T, .S = S, .H = m->heads,
+                                                                 .hd = m->dim / m->heads, .vis = vis });
 }
 
-/* vis (B, H, T, S) spelled out from a mask of any shape that broadcasts to it:
- * the mask's coordinates are read from the right, a size-1 axis always at 0. */
+/* vis (B, H, T, S) spelled out from a mask of any shape that broadcasts to it. */
 static void expand(float *vis, const Tensor *mask, int B, int H, int T, int S) {
-    long i = 0;
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int t = 0; t < T; t++)
-                for (int s = 0; s < S; s++, i++) {
-                    int coord[4] = { b, h, t, s }, off = 4 - mask->ndim;
-                    long j = 0;
-                    for (int d = 0; d < mask->ndim; d++) j = j * mask->shape[d] + (mask->shape[d] == 1 ? 0 : coord[off + d]);
-                    vis[i] = mask->data[j] != 0.0f;
-                }
-}
-
-/* A 0/1 pattern that looks random but is fixed: element i of a mask, salt apart. */
-static float pattern(long i, unsigned salt) {
-    uint64_t z = (uint64_t)i * 0x9E3779B97F4A7C15u + salt;
-    z ^= z >> 29; z *= 0xBF58476D1CE4E5B9u; z ^= z >> 32;
-    return (float)(z % 3 != 0);                        /* about two thirds visible */
+    ref_expand(vis, mask, 4, (int[]){ B, H, T, S });
 }
 
 typedef struct Case { CrossAttention m; Tensor q, k, v, mask; int B, H, T, S, D; } Case;
 
 /* A case drawn from `seed` through the program's own list of tensors, as
  * cross_attention makes it without --load: the layers, Q, K, V, then the source
- * padding mask. */
+ * padding mask (tests/reference.h). */
 static Case make_case(int B, int H, int T, int S, int D, uint64_t seed) {
     Case c = { .B = B, .H = H, .T = T, .S = S, .D = D };
     Args a = { .batch = B, .seq = T, .kv_seq = S, .dim = D, .heads = H, .seed = seed };
-    Tensors list = {0};
-    Tensor att, out;
-    cross_attention_tensors(&list, &c.m, &c.q, &c.k, &c.v, &c.mask, &att, &out);
-    tensors_open(&list, &a);
-    c.mask = mask_source_padding(B, S);
-    c.m.dim = D, c.m.heads = H;
-    tensor_free(&att); tensor_free(&out);
+    make_module(&c.m, &c.q, &c.k, &c.v, &c.mask, &a);
     return c;
 }
 
 /* Free a case's tensors through the same list. */
-static void free_case(Case *c) {
-    Tensors list = {0};
-    Tensor none = {0};
-    cross_attention_tensors(&list, &c->m, &c->q, &c->k, &c->v, &c->mask, &none, &none);
-    tensors_close(&list, &(Args){0});
-}
+static void free_case(Case *c) { free_module(&c->m, &c->q, &c->k, &c->v, &c->mask); }
 
 /* Run the forward pass in eval mode: att (B, H, T, S), out (B, T, D). */
 static void forward(const Case *c, const Tensor *mask, Tensor *att, Tensor *out) {
@@ -175,7 +118,7 @@ static void test_against_reference(void) {
     check("no mask: (2, 2, 3, 4, 8)", &c, NULL);
     /* the seed's kind of mask: random (B, H, T, S), with one row hiding every key */
     Tensor mask = tensor_new(4, (int[]){ 2, 2, 3, 4 });
-    for (long i = 0; i < mask.size; i++) mask.data[i] = pattern(i, 7);
+    for (long i = 0; i < mask.size; i++) mask.data[i] = ref_pattern(i, 7);
     long row = ((1 * 2 + 0) * 3 + 2) * 4;                 /* sequence 1, head 0, query 2 */
     for (int s = 0; s < 4; s++) mask.data[row + s] = 0;
     check("a random (B, H, T, S) mask with a fully hidden row", &c, &mask);
@@ -329,7 +272,7 @@ static void test_mask_shapes(const char *tmp) {
     };
     for (size_t c = 0; c < sizeof legal / sizeof legal[0]; c++) {
         Tensor mask = tensor_new(legal[c][0], legal[c] + 1), big = tensor_new(4, (int[]){ B, H, T, S });
-        for (long i = 0; i < mask.size; i++) mask.data[i] = pattern(i, 3 + (unsigned)c);
+        for (long i = 0; i < mask.size; i++) mask.data[i] = ref_pattern(i, 3 + (unsigned)c);
         expand(big.data, &mask, B, H, T, S);
         save_npy(base, "attention_mask", &mask);
         int s1 = run("cross_attention", ARGS("--load", base, "--heads", "2", "--quiet", "--dump", part));

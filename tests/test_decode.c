@@ -1,12 +1,13 @@
 /* Tests for chapter 9: decoding one token at a time with a KV cache (decode), and
  * the table of its costs (decode_costs).
  *
- * decode.c and decode_costs.c are included with TESTING defined. The reference is
- * a double-precision loop that computes causal grouped-query attention one query
- * at a time, each query against the keys and values of positions 0..t only, its
- * head h reading key/value head h / (H/G) (repeat_interleave); it never fills
- * anything and has no cache. Other checks hold the steps to chapter 6's full
- * causal pass, gqa_forward with the (T, T) triangle, to 1e-5 and then to the bit.
+ * decode.c and decode_costs.c are included with TESTING defined. The reference,
+ * tests/reference.h's, is a double-precision loop that computes causal
+ * grouped-query attention one query at a time, each query against the keys and
+ * values of positions 0..t only, its head h reading key/value head h / (H/G)
+ * (repeat_interleave); it never fills anything and has no cache. Other checks
+ * hold the steps to chapter 6's full causal pass, gqa_forward with the (T, T)
+ * triangle, to 1e-5 and then to the bit.
  * The command-line checks run the real programs: $ABH_BIN/decode against
  * $ABH_BIN/gqa --causal on the same files, the refusals, and the tables of
  * $ABH_BIN/decode_costs and $ABH_BIN/decode_bench (their counts only: no test
@@ -16,29 +17,24 @@
 #include "decode_costs.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_GQA
+#include "reference.h"
 
 /* ---- an independent reference, in double precision ---------------------- */
 
-/* y (N, out) = x (N, in) @ w^T + b, in double; x is float. */
-static void ref_linear(double *y, const float *x, const Tensor *w, const Tensor *b, long N, int in, int out) {
-    for (long r = 0; r < N; r++)
-        for (int o = 0; o < out; o++) {
-            double sum = b->data[o];
-            for (int i = 0; i < in; i++) sum += (double)x[r * in + i] * w->data[(long)o * in + i];
-            y[r * out + o] = sum;
-        }
-}
-
-/* Causal GQA in double, one query at a time. out (B, T, D); att (B, H, T, T), zeros
- * after key t in row t; kc, vc (B, G, T, hd): every position's key and value. */
+/* Causal GQA in double: tests/reference.h's pass, each query against the keys of
+ * positions 0..t only (those after it left out of the softmax). out (B, T, D); att
+ * (B, H, T, T), zeros after key t in row t; kc, vc (B, G, T, hd): every position's
+ * key and value, projected again. */
 static void reference(double *out, double *att, double *kc, double *vc, const GQA *m, const float *x, int B, int T) {
-    int D = m->dim, H = m->heads, G = m->kv_heads, hd = D / H, Ghd = G * hd, R = H / G;
+    int D = m->dim, H = m->heads, G = m->kv_heads, hd = D / H, Ghd = G * hd;
     long BT = (long)B * T;
-    double *q = calloc(BT * D, sizeof *q), *k = calloc(BT * Ghd, sizeof *k), *v = calloc(BT * Ghd, sizeof *v);
-    double *mixed = calloc(BT * D, sizeof *mixed), *wo = calloc((size_t)D * D, sizeof *wo);
-    ref_linear(q, x, &m->q_w, &m->q_b, BT, D, D);
-    ref_linear(k, x, &m->k_w, &m->k_b, BT, D, Ghd);
-    ref_linear(v, x, &m->v_w, &m->v_b, BT, D, Ghd);
+    RefWeights w = { m->q_w.data, m->q_b.data, m->k_w.data, m->k_b.data, m->v_w.data, m->v_b.data, m->o_w.data,
+                     m->o_b.data };
+    ref_attention(out, att, &w, x, x, x, D, &(RefAttn){ .B = B, .T = T, .H = H, .G = G, .hd = hd, .causal = 1 });
+    double *xd = ref_doubles(x, BT * D), *k = ref_new(BT * Ghd), *v = ref_new(BT * Ghd);
+    ref_linear(k, xd, w.k_w, w.k_b, BT, D, Ghd);
+    ref_linear(v, xd, w.v_w, w.v_b, BT, D, Ghd);
     for (int b = 0; b < B; b++)
         for (int s = 0; s < T; s++)
             for (int g = 0; g < G; g++)
@@ -46,61 +42,18 @@ static void reference(double *out, double *att, double *kc, double *vc, const GQ
                     kc[(((long)b * G + g) * T + s) * hd + i] = k[((long)b * T + s) * Ghd + g * hd + i];
                     vc[(((long)b * G + g) * T + s) * hd + i] = v[((long)b * T + s) * Ghd + g * hd + i];
                 }
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++)
-            for (int h = 0; h < H; h++) {
-                int g = h / R;
-                double *row = att + (((long)b * H + h) * T + t) * T, best = -INFINITY, total = 0;
-                for (int s = 0; s < T; s++) row[s] = 0.0;
-                for (int s = 0; s <= t; s++) {               /* the keys of positions 0..t only */
-                    double dot = 0;
-                    for (int i = 0; i < hd; i++)
-                        dot += q[((long)b * T + t) * D + h * hd + i] * k[((long)b * T + s) * Ghd + g * hd + i];
-                    row[s] = dot / sqrt((double)hd);
-                    if (row[s] > best) best = row[s];
-                }
-                for (int s = 0; s <= t; s++) total += row[s] = exp(row[s] - best);
-                for (int s = 0; s <= t; s++) row[s] /= total;
-                for (int i = 0; i < hd; i++) {
-                    double sum = 0;
-                    for (int s = 0; s <= t; s++) sum += row[s] * v[((long)b * T + s) * Ghd + g * hd + i];
-                    mixed[((long)b * T + t) * D + h * hd + i] = sum;
-                }
-            }
-    for (long r = 0; r < BT; r++)
-        for (int o = 0; o < D; o++) {
-            double sum = m->o_b.data[o];
-            for (int i = 0; i < D; i++) sum += mixed[r * D + i] * m->o_w.data[(long)o * D + i];
-            out[r * D + o] = sum;
-        }
-    free(q); free(k); free(v); free(mixed); free(wo);
+    free(xd); free(k); free(v);
 }
 
 /* ---- cases ------------------------------------------------------------------ */
 
 typedef struct Case { int B, T, D, H, G; const char *what; } Case;
 
-/* A module and its input X as decode and gqa make them from a seed, through gqa's
- * list of tensors (without --load there is no mask), and the module's tensors freed
- * through the same list; a cache freed as decode's tensors_close frees it. */
-static void make_module(GQA *m, Tensor *x, const Args *a) {
-    Tensors list = {0};
-    Tensor mask, att, out;
-    gqa_tensors(&list, m, x, &mask, &att, &out);
-    tensors_open(&list, (Args *)a);
-    m->dim = a->dim, m->heads = a->heads, m->kv_heads = a->kv_heads;
-    tensor_free(&att); tensor_free(&out);
-}
-
-static void free_module(GQA *m) {
-    Tensors list = {0};
-    Tensor none = {0};
-    gqa_tensors(&list, m, &none, &none, &none, &none);
-    tensors_close(&list, &(Args){0});
-}
-
+/* A cache freed as decode's tensors_close frees it. */
 static void kv_cache_free(KVCache *c) { tensor_free(&c->k); tensor_free(&c->v); }
 
+/* A module and its input X as decode and gqa make them from a seed, through gqa's
+ * list of tensors (tests/reference.h). */
 static void make_case(GQA *m, Tensor *x, const Case *c, uint64_t seed) {
     Args a = { .batch = c->B, .seq = c->T, .dim = c->D, .heads = c->H, .kv_heads = c->G, .seed = seed };
     make_module(m, x, &a);

@@ -1,9 +1,10 @@
 /* Tests for chapter 6, part 2: GroupedQueryAttention (gqa).
  *
- * gqa.c is included with TESTING defined. The reference is a double-precision
- * loop over query heads, one at a time, in which head h reads key/value head
- * h / (H/G), PyTorch's repeat_interleave; hidden keys are left out of the
- * softmax and a query that sees no key gets NaN, as -inf makes it. The
+ * gqa.c is included with TESTING defined. The reference, tests/reference.h's,
+ * is a double-precision loop over query heads, one at a time, in which head h
+ * reads key/value head h / (H/G), PyTorch's repeat_interleave; hidden keys are
+ * left out of the softmax and a query that sees no key gets NaN, as -inf makes
+ * it. The
  * cross-program checks run the real binaries: gqa --kv-heads 1 against
  * $ABH_BIN/mqa, and gqa --kv-heads H against chapter 5's $ABH_BIN/mha, byte
  * for byte. */
@@ -11,102 +12,33 @@
 #include "gqa.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_GQA
+#include "reference.h"
 
 /* ---- an independent reference, in double precision ---------------------- */
 
-static void ref_linear(double *y, const float *xf, const double *xd, const Tensor *w, const Tensor *b, long N,
-                       int in, int out) {
-    for (long r = 0; r < N; r++)
-        for (int o = 0; o < out; o++) {
-            double sum = b->data[o];
-            for (int i = 0; i < in; i++) sum += (xf ? (double)xf[r * in + i] : xd[r * in + i]) * w->data[(long)o * in + i];
-            y[r * out + o] = sum;
-        }
-}
-
-/* GQA in double. vis (B, H, T, T) or NULL. att (B, H, T, T), out (B, T, D).
- * k and v are (B, T, G*hd): key head g of position (b, s) is k[(b*T + s)*G*hd + g*hd ..]. */
+/* GQA in double: tests/reference.h's pass. vis (B, H, T, T) or NULL. att (B, H, T, T),
+ * out (B, T, D). k and v are (B, T, G*hd): key head g of position (b, s) is
+ * k[(b*T + s)*G*hd + g*hd ..], and query head h reads key head h / (H/G). */
 static void reference(double *out, double *att, const GQA *m, const float *x, const float *vis, int B, int T) {
-    int D = m->dim, H = m->heads, G = m->kv_heads, hd = D / H, Ghd = G * hd, R = H / G;
-    long BT = (long)B * T;
-    double *q = calloc(BT * D, sizeof *q), *k = calloc(BT * Ghd, sizeof *k), *v = calloc(BT * Ghd, sizeof *v);
-    double *mixed = calloc(BT * D, sizeof *mixed);
-    ref_linear(q, x, NULL, &m->q_w, &m->q_b, BT, D, D);
-    ref_linear(k, x, NULL, &m->k_w, &m->k_b, BT, D, Ghd);
-    ref_linear(v, x, NULL, &m->v_w, &m->v_b, BT, D, Ghd);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++) {
-            int g = h / R;                                   /* repeat_interleave: k0 k0 k1 k1 ... */
-            for (int t = 0; t < T; t++) {
-                double *row = att + (((long)b * H + h) * T + t) * T, best = -INFINITY, total = 0;
-                const float *seen = vis ? vis + (((long)b * H + h) * T + t) * T : NULL;
-                for (int s = 0; s < T; s++) {
-                    double dot = 0;
-                    for (int i = 0; i < hd; i++)
-                        dot += q[((long)b * T + t) * D + h * hd + i] * k[((long)b * T + s) * Ghd + g * hd + i];
-                    row[s] = dot / sqrt((double)hd);
-                    if ((!seen || seen[s]) && row[s] > best) best = row[s];
-                }
-                for (int s = 0; s < T; s++) {
-                    row[s] = best == -INFINITY ? NAN : (!seen || seen[s]) ? exp(row[s] - best) : 0.0;
-                    total += row[s];
-                }
-                for (int s = 0; s < T; s++) row[s] /= total;
-                for (int i = 0; i < hd; i++) {
-                    double sum = 0;
-                    for (int s = 0; s < T; s++) sum += row[s] * v[((long)b * T + s) * Ghd + g * hd + i];
-                    mixed[((long)b * T + t) * D + h * hd + i] = sum;
-                }
-            }
-        }
-    ref_linear(out, NULL, mixed, &m->o_w, &m->o_b, BT, D, D);
-    free(q); free(k); free(v); free(mixed);
+    RefWeights w = { m->q_w.data, m->q_b.data, m->k_w.data, m->k_b.data, m->v_w.data, m->v_b.data, m->o_w.data,
+                     m->o_b.data };
+    RefAttn a = { .B = B, .T = T, .H = m->heads, .G = m->kv_heads, .hd = m->dim / m->heads, .vis = vis,
+                  .hide = REF_FILL_INF };
+    ref_attention(out, att, &w, x, x, x, m->dim, &a);
 }
 
 /* ---- cases and masks ------------------------------------------------------- */
 
-/* A module and its input X as gqa makes them from a seed, through the program's
- * own list of tensors (without --load there is no mask), and the module's tensors
- * freed through the same list. */
-static void make_module(GQA *m, Tensor *x, const Args *a) {
-    Tensors list = {0};
-    Tensor mask, att, out;
-    gqa_tensors(&list, m, x, &mask, &att, &out);
-    tensors_open(&list, (Args *)a);
-    m->dim = a->dim, m->heads = a->heads, m->kv_heads = a->kv_heads;
-    tensor_free(&att); tensor_free(&out);
-}
-
-static void free_module(GQA *m) {
-    Tensors list = {0};
-    Tensor none = {0};
-    gqa_tensors(&list, m, &none, &none, &none, &none);
-    tensors_close(&list, &(Args){0});
-}
-
+/* A module and its input X as gqa makes them from a seed (tests/reference.h). */
 static void make_case(GQA *m, Tensor *x, int B, int T, int D, int H, int G, uint64_t seed) {
     Args a = { .batch = B, .seq = T, .dim = D, .heads = H, .kv_heads = G, .seed = seed };
     make_module(m, x, &a);
 }
 
-static float pattern(long i, unsigned salt) {
-    uint64_t z = (uint64_t)i * 0x9E3779B97F4A7C15u + salt;
-    z ^= z >> 29; z *= 0xBF58476D1CE4E5B9u; z ^= z >> 32;
-    return (float)(z % 3 != 0);
-}
-
-/* vis (B, H, T, T) from a mask of any shape that broadcasts to it; no strides. */
+/* vis (B, H, T, T) from a mask of any shape that broadcasts to it. */
 static void expand(float *vis, const Tensor *mask, int B, int H, int T) {
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int t = 0; t < T; t++)
-                for (int s = 0; s < T; s++) {
-                    int coord[4] = { b, h, t, s }, off = 4 - mask->ndim;
-                    long j = 0;
-                    for (int d = 0; d < mask->ndim; d++)
-                        j = j * mask->shape[d] + (mask->shape[d] == 1 ? 0 : coord[off + d]);
-                    vis[(((long)b * H + h) * T + t) * T + s] = mask->data[j] != 0.0f;
-                }
+    ref_expand(vis, mask, 4, (int[]){ B, H, T, T });
 }
 
 static int same_floats(const float *a, const float *b, long n) { return memcmp(a, b, (size_t)n * sizeof(float)) == 0; }
@@ -171,7 +103,7 @@ static void test_against_reference(void) {
     GQA m = {0};
     Tensor x, mask = tensor_new(4, (int[]){ 2, 1, 5, 5 });
     make_case(&m, &x, 2, 5, 12, 6, 2, 41);
-    for (long i = 0; i < mask.size; i++) mask.data[i] = pattern(i, 5);
+    for (long i = 0; i < mask.size; i++) mask.data[i] = ref_pattern(i, 5);
     for (long r = 0; r < mask.size / 5; r++) mask.data[r * 5 + r % 5] = 1;
     check("a scattered (B, 1, T, T) mask, H = 6, G = 2", &m, &x, &mask, 2, 5);
     tensor_free(&x); tensor_free(&mask);
@@ -223,7 +155,7 @@ static void test_mask_shapes(void) {
     make_case(&m, &x, B, T, D, H, G, 7);
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
         Tensor mask = tensor_new(shapes[c][0], shapes[c] + 1), full = tensor_new(4, (int[]){ B, H, T, T });
-        for (long i = 0; i < mask.size; i++) mask.data[i] = pattern(i, 10 + (unsigned)c);
+        for (long i = 0; i < mask.size; i++) mask.data[i] = ref_pattern(i, 10 + (unsigned)c);
         expand(full.data, &mask, B, H, T);
         Tensor a1 = tensor_new(4, (int[]){ B, H, T, T }), a2 = tensor_new(4, (int[]){ B, H, T, T });
         Tensor o1 = tensor_new3(B, T, D), o2 = tensor_new3(B, T, D);

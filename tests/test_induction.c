@@ -1,9 +1,10 @@
 /* Tests for chapter 12: the attention-only transformer trained in C (induction).
  *
  * induction.c is included with TESTING defined. The reference is the whole model
- * in double precision, written here with plain loops: the embedding lookup plus the
- * positions, L layers of causal multi-head attention added to the residual stream,
- * the unembedding, and the cross-entropy averaged over the counted positions.
+ * in double precision, in plain loops (the attention tests/reference.h's): the
+ * embedding lookup plus the positions, L layers of causal multi-head attention
+ * added to the residual stream, the unembedding, and the cross-entropy averaged
+ * over the counted positions.
  * Central differences of that loss, for every entry of every weight, are what the
  * float gradients of cross_entropy's dz and model_backward must match. Other tests
  * check cross_entropy's loss and dz, adam_update against torch.optim.Adam's formula
@@ -20,6 +21,7 @@
 #include "induction.c"
 #include "tap.h"
 #include "run.h"
+#include "reference.h"
 
 /* ---- cases ------------------------------------------------------------------------ */
 
@@ -95,58 +97,36 @@ static void ref_free(Ref *r) {
     for (int i = 0; i < r->n; i++) free(r->p[i]);
 }
 
-/* y (N, out) = x (N, in) @ w^T + b. */
-static void lin(double *y, const double *x, const double *w, const double *b, long N, int in, int out) {
-    for (long i = 0; i < N; i++)
-        for (int o = 0; o < out; o++) {
-            double acc = b[o];
-            for (int k = 0; k < in; k++) acc += x[i * in + k] * w[(long)o * in + k];
-            y[i * out + o] = acc;
-        }
-}
-
-/* The model's logits (B, T, V) for tok (B, T + 1), reading tok[.., 0..T-1]. Head
- * quiet_h of layer quiet_l (-1: none) has its part of the merged heads set to 0. */
+/* The model's logits (B, T, V) for tok (B, T + 1), reading tok[.., 0..T-1]: each
+ * layer tests/reference.h's causal attention with the weights in double, added to
+ * the residual stream. Head quiet_h of layer quiet_l (-1: none) has its part of the
+ * merged heads set to 0. */
 static void ref_logits(double *logits, const Ref *r, const int *tok, int B, int quiet_l, int quiet_h) {
     int T = r->T, D = r->D, H = r->H, hd = D / H, V = r->V;
     long BT = (long)B * T;
     const double *tok_emb = r->p[0], *pos_emb = r->p[1];
-    double *x = malloc(sizeof(double) * BT * D), *q = malloc(sizeof(double) * BT * D);
-    double *k = malloc(sizeof(double) * BT * D), *v = malloc(sizeof(double) * BT * D);
-    double *merged = malloc(sizeof(double) * BT * D), *out = malloc(sizeof(double) * BT * D);
-    double *w = malloc(sizeof(double) * T);
+    RefAttn a = { .B = B, .T = T, .H = H, .hd = hd, .causal = 1 };     /* keys 0..t */
+    double *x = ref_new(BT * D), *q = ref_new(BT * D), *k = ref_new(BT * D), *v = ref_new(BT * D);
+    double *att = ref_new(BT * H * T), *merged = ref_new(BT * D), *out = ref_new(BT * D);
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++)
             for (int d = 0; d < D; d++)
                 x[((long)b * T + t) * D + d] = tok_emb[tok[(long)b * (T + 1) + t] * D + d] + pos_emb[t * D + d];
     for (int l = 0; l < r->L; l++) {
         double *const *p = r->p + 2 + 8 * l;     /* q_w q_b k_w k_b v_w v_b o_w o_b */
-        lin(q, x, p[0], p[1], BT, D, D);
-        lin(k, x, p[2], p[3], BT, D, D);
-        lin(v, x, p[4], p[5], BT, D, D);
-        for (int b = 0; b < B; b++)
-            for (int h = 0; h < H; h++)
-                for (int t = 0; t < T; t++) {
-                    double top = -INFINITY, sum = 0;
-                    for (int s = 0; s <= t; s++) {                   /* causal: keys 0..t */
-                        double dot = 0;
-                        for (int i = 0; i < hd; i++)
-                            dot += q[((long)b * T + t) * D + h * hd + i] * k[((long)b * T + s) * D + h * hd + i];
-                        w[s] = dot / sqrt((double)hd);
-                        top = fmax(top, w[s]);
-                    }
-                    for (int s = 0; s <= t; s++) sum += w[s] = exp(w[s] - top);
-                    for (int i = 0; i < hd; i++) {
-                        double acc = 0;
-                        for (int s = 0; s <= t; s++) acc += w[s] / sum * v[((long)b * T + s) * D + h * hd + i];
-                        merged[((long)b * T + t) * D + h * hd + i] = l == quiet_l && h == quiet_h ? 0.0 : acc;
-                    }
-                }
-        lin(out, merged, p[6], p[7], BT, D, D);
+        ref_linear64(q, x, p[0], p[1], BT, D, D);
+        ref_linear64(k, x, p[2], p[3], BT, D, D);
+        ref_linear64(v, x, p[4], p[5], BT, D, D);
+        ref_scores(att, q, k, &a);
+        ref_softmax(att, &a);
+        ref_mix(merged, att, v, &a);
+        for (long bt = 0; l == quiet_l && bt < BT; bt++)
+            for (int i = 0; i < hd; i++) merged[bt * D + quiet_h * hd + i] = 0.0;
+        ref_linear64(out, merged, p[6], p[7], BT, D, D);
         for (long i = 0; i < BT * D; i++) x[i] += out[i];                /* the residual stream */
     }
-    lin(logits, x, r->p[2 + 8 * r->L], r->p[3 + 8 * r->L], BT, D, V);
-    free(x); free(q); free(k); free(v); free(merged); free(out); free(w);
+    ref_linear64(logits, x, r->p[2 + 8 * r->L], r->p[3 + 8 * r->L], BT, D, V);
+    free(x); free(q); free(k); free(v); free(att); free(merged); free(out);
 }
 
 /* The mean of -log softmax(z)[y] over the counted positions of bt, in double. */

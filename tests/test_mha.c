@@ -11,17 +11,15 @@
 #include "mha.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_MHA
+#include "reference.h"
 
 /* ---- a reference in double precision, one head at a time ------------------ */
 
-/* y (N, D) = x (N, D) @ w^T + b in double; x may be float (xf) or double (xd). */
-static void ref_linear(double *y, const float *xf, const double *xd, const Tensor *w, const Tensor *b, long N, int D) {
-    for (long r = 0; r < N; r++)
-        for (int o = 0; o < D; o++) {
-            double sum = b->data[o];
-            for (int i = 0; i < D; i++) sum += (xf ? (double)xf[r * D + i] : xd[r * D + i]) * w->data[o * D + i];
-            y[r * D + o] = sum;
-        }
+/* MHA's four layers, for tests/reference.h's pass. */
+static RefWeights weights_of(const MHA *m) {
+    return (RefWeights){ m->query_w.data, m->query_b.data, m->key_w.data, m->key_b.data, m->value_w.data,
+                         m->value_b.data, m->out_w.data, m->out_b.data };
 }
 
 /* MHA in eval mode. vis (B, H, T, T): 1 where a key is visible, or NULL. Head h
@@ -30,74 +28,23 @@ static void ref_linear(double *y, const float *xf, const double *xd, const Tenso
  * visible is uniform, as -1e20 makes it. scale_dim: the d of 1/sqrt(d). */
 static void reference(double *out, double *att, const MHA *m, const float *x, const float *vis, int B, int T,
                       int scale_dim) {
-    int D = m->dim, H = m->heads, hd = D / H;
-    long BT = (long)B * T;
-    double *q = calloc(BT * D, sizeof *q), *k = calloc(BT * D, sizeof *k), *v = calloc(BT * D, sizeof *v);
-    double *mixed = calloc(BT * D, sizeof *mixed);
-    ref_linear(q, x, NULL, &m->query_w, &m->query_b, BT, D);
-    ref_linear(k, x, NULL, &m->key_w, &m->key_b, BT, D);
-    ref_linear(v, x, NULL, &m->value_w, &m->value_b, BT, D);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int t = 0; t < T; t++) {
-                double *a = att + (((long)b * H + h) * T + t) * T;     /* row (b, h, t) */
-                const float *seen = vis ? vis + (((long)b * H + h) * T + t) * T : NULL;
-                double best = -INFINITY, total = 0;
-                for (int s = 0; s < T; s++) {
-                    double dot = 0;
-                    for (int i = 0; i < hd; i++)
-                        dot += q[((long)b * T + t) * D + h * hd + i] * k[((long)b * T + s) * D + h * hd + i];
-                    a[s] = seen && !seen[s] ? -INFINITY : dot / sqrt((double)scale_dim);
-                    best = fmax(best, a[s]);
-                }
-                for (int s = 0; s < T; s++) total += a[s] = best == -INFINITY ? 1.0 : exp(a[s] - best);
-                for (int s = 0; s < T; s++) a[s] /= total;
-                for (int i = 0; i < hd; i++)
-                    for (int s = 0; s < T; s++)
-                        mixed[((long)b * T + t) * D + h * hd + i] += a[s] * v[((long)b * T + s) * D + h * hd + i];
-            }
-    ref_linear(out, NULL, mixed, &m->out_w, &m->out_b, BT, D);
-    free(q); free(k); free(v); free(mixed);
+    RefWeights w = weights_of(m);
+    ref_attention(out, att, &w, x, x, x, m->dim, &(RefAttn){ .B = B, .T = T, .H = m->heads, .hd = m->dim / m->heads,
+                                                              .divisor = sqrt((double)scale_dim), .vis = vis });
 }
 
-/* A module, its input and the SelfAttV1-V4 notebook's random mask, made through the program's
- * own list of tensors as its main makes them (without --causal, so the mask is drawn). */
-static void make_module(MHA *m, Tensor *x, Tensor *mask, const Args *a) {
-    Tensors list = {0};
-    mha_tensors(&list, m, x, mask, NULL, NULL);
-    tensors_open(&list, (Args *)a);
-    *mask = mha_mask_random(a->batch, a->heads, a->seq, &list.rng);
-    m->dim = a->dim, m->heads = a->heads;
-}
-
-/* Free a module's weights through the same list. */
-static void free_module(MHA *m) {
-    Tensors list = {0};
-    Tensor none = {0};
-    mha_tensors(&list, m, &none, NULL, NULL, NULL);
-    tensors_close(&list, &(Args){0});
-}
-
+/* A module, its input and the SelfAttV1-V4 notebook's random mask, made through the
+ * program's own list of tensors as its main makes them (without --causal, so the mask
+ * is drawn; tests/reference.h), then --causal if asked. */
 static void make_case(MHA *m, Tensor *x, Tensor *mask, int B, int T, int D, int H, int causal, uint64_t seed) {
     Args a = { .batch = B, .seq = T, .dim = D, .heads = H, .seed = seed };
     make_module(m, x, mask, &a);
     mask_final(mask, causal, T, T);
 }
 
-/* vis (B, H, T, T) spelled out from a mask of any shape that broadcasts to it: the
- * mask's coordinates are read from the right, a size-1 axis always at 0. Written
- * without strides, unlike masked_fill. */
+/* vis (B, H, T, T) spelled out from a mask of any shape that broadcasts to it. */
 static void expand(float *vis, const Tensor *mask, int B, int H, int T) {
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int t = 0; t < T; t++)
-                for (int s = 0; s < T; s++) {
-                    int coord[4] = { b, h, t, s }, off = 4 - mask->ndim;
-                    long j = 0;
-                    for (int d = 0; d < mask->ndim; d++)
-                        j = j * mask->shape[d] + (mask->shape[d] == 1 ? 0 : coord[off + d]);
-                    vis[(((long)b * H + h) * T + t) * T + s] = mask->data[j] != 0.0f;
-                }
+    ref_expand(vis, mask, 4, (int[]){ B, H, T, T });
 }
 
 /* A 0/1 pattern that looks random but is fixed. */
@@ -328,21 +275,11 @@ static void test_dropout(void) {
     ok(wrong == 0 && kept > 0 && kept < att.size, "train mode: each weight is dropped or kept * 1/(1 - p) exactly (%ld of %ld kept)",
        kept, att.size);
     /* the output is o_proj(merge(dropped weights @ v)), in double */
-    long BT = (long)B * T;
-    int hd = D / H;
-    double *v = malloc((size_t)out.size * sizeof *v), *mixed = calloc(out.size, sizeof *mixed);
-    double *want = malloc((size_t)out.size * sizeof *want);
-    ref_linear(v, x.data, NULL, &m.value_w, &m.value_b, BT, D);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int t = 0; t < T; t++)
-                for (int i = 0; i < hd; i++)
-                    for (int s = 0; s < T; s++)
-                        mixed[((long)b * T + t) * D + h * hd + i] +=
-                            drop.data[(((long)b * H + h) * T + t) * T + s] * v[((long)b * T + s) * D + h * hd + i];
-    ref_linear(want, NULL, mixed, &m.out_w, &m.out_b, BT, D);
+    double *dropped = ref_doubles(drop.data, drop.size), *want = malloc((size_t)out.size * sizeof *want);
+    RefWeights w = weights_of(&m);
+    ref_output(want, dropped, &w, x.data, D, &(RefAttn){ .B = B, .T = T, .H = H, .hd = D / H });
     close_ok(out.data, want, out.size, 1e-5, 0, "train mode: the output is o_proj(merged heads of dropped weights @ v)");
-    free(v); free(mixed); free(want);
+    free(dropped); free(want);
     tensor_free(&att); tensor_free(&drop); tensor_free(&out); tensor_free(&x); tensor_free(&mask);
     free_module(&m);
 }

@@ -1,9 +1,9 @@
 /* Tests for chapter 11: the backward pass of GroupedQueryAttention (mha_backward).
  *
- * mha_backward.c is included with TESTING defined. The reference is a forward
- * pass in double precision written here, one query head at a time (head h reads
- * key/value head h / (H/G), as repeat_interleave pairs them; a hidden key is left
- * out of its row's softmax), and the loss L = sum(out * dout). Central
+ * mha_backward.c is included with TESTING defined. The reference is the forward
+ * pass of tests/reference.h with the weights in double, one query head at a time
+ * (head h reads key/value head h / (H/G), as repeat_interleave pairs them; a
+ * hidden key is left out of its row's softmax), and the loss L = sum(out * dout). Central
  * differences of L in double, for every entry of every parameter and of X, are
  * what the float gradients of gqa_backward must match. Other tests check what
  * the chapter says of the gradients without any reference (rows of dscores sum
@@ -19,24 +19,13 @@
 #include "mha_backward.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_GQA
+#include "reference.h"
 
 /* ---- cases: a module and its input, as gqa makes them from a seed --------------- */
 
-static void make_module(GQA *m, Tensor *x, const Args *a) {
-    Tensors list = {0};
-    Tensor mask, att, out;
-    gqa_tensors(&list, m, x, &mask, &att, &out);
-    tensors_open(&list, (Args *)a);
-    m->dim = a->dim, m->heads = a->heads, m->kv_heads = a->kv_heads;
-    tensor_free(&att); tensor_free(&out);
-}
-
-static void free_module(GQA *m) {
-    Tensor *w[8];
-    gqa_weights(m, w);
-    for (int i = 0; i < 8; i++) tensor_free(w[i]);
-}
-
+/* A module and X drawn from a seed by tests/reference.h's make_module (its
+ * free_module frees a module's weights, and the gradients made below). */
 static void make_case(GQA *m, Tensor *x, int B, int T, int D, int H, int G, uint64_t seed) {
     Args a = { .batch = B, .seq = T, .dim = D, .heads = H, .kv_heads = G, .seed = seed };
     make_module(m, x, &a);
@@ -68,25 +57,9 @@ static Tensor padding(int B, int T, const int *len) {
     return pad;
 }
 
-/* A 0/1 pattern from a hash of i: about a third of it 0 (test_gqa.c's). */
-static float pattern(long i, unsigned salt) {
-    uint64_t z = (uint64_t)i * 0x9E3779B97F4A7C15u + salt;
-    z ^= z >> 29; z *= 0xBF58476D1CE4E5B9u; z ^= z >> 32;
-    return (float)(z % 3 != 0);
-}
-
 /* vis (B, H, T, T) from a mask of any shape that broadcasts to it (NULL: all 1). */
 static void expand(float *vis, const Tensor *mask, int B, int H, int T) {
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int t = 0; t < T; t++)
-                for (int s = 0; s < T; s++) {
-                    int coord[4] = { b, h, t, s }, off = mask ? 4 - mask->ndim : 0;
-                    long j = 0;
-                    for (int d = 0; mask && d < mask->ndim; d++)
-                        j = j * mask->shape[d] + (mask->shape[d] == 1 ? 0 : coord[off + d]);
-                    vis[(((long)b * H + h) * T + t) * T + s] = !mask || mask->data[j] != 0.0f;
-                }
+    ref_expand(vis, mask, 4, (int[]){ B, H, T, T });
 }
 
 /* 1 if any of the n numbers is not 0: a pass stopped at a stub (in a handout) leaves
@@ -131,49 +104,31 @@ static void params_free(Params *P) {
     for (int i = 0; i < NPARAM; i++) free(P->p[i]);
 }
 
-/* y (N, out) = x (N, in) @ w^T + b. */
-static void lin(double *y, const double *x, const double *w, const double *b, long N, int in, int out) {
-    for (long r = 0; r < N; r++)
-        for (int o = 0; o < out; o++) {
-            double acc = b[o];
-            for (int i = 0; i < in; i++) acc += x[r * in + i] * w[(long)o * in + i];
-            y[r * out + o] = acc;
-        }
-}
-
-/* GQA in double: out (B, T, D). vis (B, H, T, T): 0 hides a key; a row that sees no
- * key gets NaN, as -inf makes it. If lse is not NULL, each row's log-sum-exp (B, H, T). */
+/* GQA in double, by tests/reference.h's steps with the weights in double: out
+ * (B, T, D). vis (B, H, T, T): 0 hides a key; a row that sees no key gets NaN, as
+ * -inf makes it. If lse is not NULL, each row's log-sum-exp (B, H, T) of its
+ * visible scaled scores (NaN for a row with none). */
 static void ref_forward(double *out, double *lse, const Params *P, const float *vis, int B, int T, int D, int H,
                         int G) {
-    int hd = D / H, W = G * hd, R = H / G;
+    int hd = D / H, W = G * hd;
     long BT = (long)B * T;
-    double *q = malloc(sizeof(double) * BT * D), *k = malloc(sizeof(double) * BT * W);
-    double *v = malloc(sizeof(double) * BT * W), *mixed = calloc(BT * D, sizeof(double));
-    double *row = malloc(sizeof(double) * T);
-    lin(q, P->p[8], P->p[0], P->p[1], BT, D, D);
-    lin(k, P->p[8], P->p[2], P->p[3], BT, D, W);
-    lin(v, P->p[8], P->p[4], P->p[5], BT, D, W);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++) {
-            int kv = h / R * hd;                                /* its key head's first column */
-            for (int t = 0; t < T; t++) {
-                const float *seen = vis + (((long)b * H + h) * T + t) * T;
-                double top = -INFINITY, sum = 0;
-                for (int s = 0; s < T; s++) {
-                    double dot = 0;
-                    for (int i = 0; i < hd; i++) dot += q[(b * T + t) * (long)D + h * hd + i] * k[(b * T + s) * (long)W + kv + i];
-                    row[s] = seen[s] ? dot / sqrt((double)hd) : -INFINITY;
-                    top = fmax(top, row[s]);
-                }
-                for (int s = 0; s < T; s++) sum += row[s] = top == -INFINITY ? NAN : exp(row[s] - top);
-                if (lse) lse[((long)b * H + h) * T + t] = top + log(sum);
-                for (int i = 0; i < hd; i++)
-                    for (int s = 0; s < T; s++)
-                        mixed[(b * T + t) * (long)D + h * hd + i] += row[s] / sum * v[(b * T + s) * (long)W + kv + i];
-            }
-        }
-    lin(out, mixed, P->p[6], P->p[7], BT, D, D);
-    free(q); free(k); free(v); free(mixed); free(row);
+    RefAttn a = { .B = B, .T = T, .H = H, .G = G, .hd = hd, .vis = vis, .hide = REF_FILL_INF };
+    double *q = ref_new(BT * D), *k = ref_new(BT * W), *v = ref_new(BT * W), *mixed = ref_new(BT * D);
+    double *att = ref_new(BT * H * T);
+    ref_linear64(q, P->p[8], P->p[0], P->p[1], BT, D, D);
+    ref_linear64(k, P->p[8], P->p[2], P->p[3], BT, D, W);
+    ref_linear64(v, P->p[8], P->p[4], P->p[5], BT, D, W);
+    ref_scores(att, q, k, &a);
+    for (long r = 0; lse && r < BT * H; r++) {            /* torch.logsumexp over the visible keys */
+        double top = -INFINITY, sum = 0;
+        for (int s = 0; s < T; s++) if (vis[r * T + s]) top = fmax(top, att[r * T + s]);
+        for (int s = 0; s < T; s++) if (vis[r * T + s]) sum += exp(att[r * T + s] - top);
+        lse[r] = top == -INFINITY ? NAN : top + log(sum);
+    }
+    ref_softmax(att, &a);
+    ref_mix(mixed, att, v, &a);
+    ref_linear64(out, mixed, P->p[6], P->p[7], BT, D, D);
+    free(q); free(k); free(v); free(mixed); free(att);
 }
 
 /* L = sum(out * dout), in double. */
@@ -338,7 +293,7 @@ static Tensor case_mask(int kind, int B, int T, unsigned salt) {
     if (kind == 2) mask = padding(B, T, (int[]){ T, 2, 3, 1 });
     if (kind == 3) {
         mask = tensor_new(4, (int[]){ B, 1, T, T });
-        for (long i = 0; i < mask.size; i++) mask.data[i] = pattern(i, salt);
+        for (long i = 0; i < mask.size; i++) mask.data[i] = ref_pattern(i, salt);
         for (long r = 0; r < mask.size / T; r++) mask.data[r * T + r % T] = 1;
     }
     return mask;

@@ -13,64 +13,20 @@
 #include "mha_fast.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_MHA
+#include "reference.h"
 
 /* ---- a reference in double precision, one head at a time ---------------- */
 
-/* y (N, D) = x (N, D) @ w^T + b in double; x is float (xf) or double (xd). */
-static void ref_linear(double *y, const float *xf, const double *xd, const Tensor *w, const Tensor *b, long N, int D) {
-    for (long r = 0; r < N; r++)
-        for (int o = 0; o < D; o++) {
-            double sum = b->data[o];
-            for (int i = 0; i < D; i++) sum += (xf ? (double)xf[r * D + i] : xd[r * D + i]) * w->data[(long)o * D + i];
-            y[r * D + o] = sum;
-        }
-}
-
-/* MHA in eval mode, in double. vis (B, H, T, T): 1 where a key is visible, or NULL.
- * Hidden keys are left out of the softmax; a query that sees none gets the plain
- * average of every value, as -1e20 makes it. */
-static void reference(double *out, const MHA *m, const float *x, const float *vis, int B, int T) {
-    int D = m->dim, H = m->heads, hd = D / H;
-    long BT = (long)B * T;
-    double *q = calloc(BT * D, sizeof *q), *k = calloc(BT * D, sizeof *k), *v = calloc(BT * D, sizeof *v);
-    double *mixed = calloc(BT * D, sizeof *mixed), *a = calloc(T, sizeof *a);
-    ref_linear(q, x, NULL, &m->query_w, &m->query_b, BT, D);
-    ref_linear(k, x, NULL, &m->key_w, &m->key_b, BT, D);
-    ref_linear(v, x, NULL, &m->value_w, &m->value_b, BT, D);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int t = 0; t < T; t++) {
-                const float *seen = vis ? vis + (((long)b * H + h) * T + t) * T : NULL;
-                double best = -INFINITY, total = 0;
-                for (int s = 0; s < T; s++) {
-                    double dot = 0;
-                    for (int i = 0; i < hd; i++)
-                        dot += q[((long)b * T + t) * D + h * hd + i] * k[((long)b * T + s) * D + h * hd + i];
-                    a[s] = seen && !seen[s] ? -INFINITY : dot / sqrt((double)hd);
-                    best = fmax(best, a[s]);
-                }
-                for (int s = 0; s < T; s++) total += a[s] = best == -INFINITY ? 1.0 : exp(a[s] - best);
-                for (int i = 0; i < hd; i++)
-                    for (int s = 0; s < T; s++)
-                        mixed[((long)b * T + t) * D + h * hd + i] += a[s] / total * v[((long)b * T + s) * D + h * hd + i];
-            }
-    ref_linear(out, NULL, mixed, &m->out_w, &m->out_b, BT, D);
-    free(q); free(k); free(v); free(mixed); free(a);
-}
-
-/* vis (B, H, T, T) spelled out from a mask of any shape that broadcasts to it and
- * --causal: the mask's coordinates read from the right, a size-1 axis always at 0. */
-static void expand(float *vis, const Tensor *mask, int causal, int B, int H, int T) {
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int t = 0; t < T; t++)
-                for (int s = 0; s < T; s++) {
-                    int coord[4] = { b, h, t, s }, off = mask ? 4 - mask->ndim : 0;
-                    long j = 0;
-                    for (int d = 0; mask && d < mask->ndim; d++)
-                        j = j * mask->shape[d] + (mask->shape[d] == 1 ? 0 : coord[off + d]);
-                    vis[(((long)b * H + h) * T + t) * T + s] = (!mask || mask->data[j] != 0.0f) && (!causal || s <= t);
-                }
+/* MHA in eval mode, in double: tests/reference.h's pass. vis (B, H, T, T): 1 where a
+ * key is visible, or NULL; causal: keys after the query hidden too. Hidden keys are
+ * left out of the softmax; a query that sees none gets the plain average of every
+ * value, as -1e20 makes it. */
+static void reference(double *out, const MHA *m, const float *x, const float *vis, int causal, int B, int T) {
+    RefWeights w = { m->query_w.data, m->query_b.data, m->key_w.data, m->key_b.data, m->value_w.data,
+                     m->value_b.data, m->out_w.data, m->out_b.data };
+    ref_attention(out, NULL, &w, x, x, x, m->dim, &(RefAttn){ .B = B, .T = T, .H = m->heads, .hd = m->dim / m->heads,
+                                                               .vis = vis, .causal = causal });
 }
 
 /* ---- cases ---------------------------------------------------------------- */
@@ -84,12 +40,7 @@ typedef struct Case { int B, T, D, H, mask, causal; } Case;
 /* mha's case, made through its own list of tensors as its main makes it, its
  * random mask replaced by one of the kinds above (0 or 1). */
 static void make_case(MHA *m, Tensor *x, Tensor *mask, const Case *c, uint64_t seed) {
-    Args a = { .batch = c->B, .seq = c->T, .dim = c->D, .heads = c->H, .seed = seed };
-    Tensors list = {0};
-    mha_tensors(&list, m, x, mask, NULL, NULL);
-    tensors_open(&list, &a);
-    *mask = mha_mask_random(c->B, c->H, c->T, &list.rng);
-    m->dim = c->D, m->heads = c->H;
+    make_module(m, x, mask, &(Args){ .batch = c->B, .seq = c->T, .dim = c->D, .heads = c->H, .seed = seed });
     if (c->mask == RANDOM) return;
     tensor_free(mask);
     if (c->mask == PADDING) {
@@ -104,14 +55,6 @@ static void make_case(MHA *m, Tensor *x, Tensor *mask, const Case *c, uint64_t s
         *mask = tensor_new1(c->T);
         for (int s = 0; s < c->T; s++) mask->data[s] = s % 4 != 3;
     }
-}
-
-/* Free a module's weights through the same list. */
-static void free_module(MHA *m) {
-    Tensors list = {0};
-    Tensor none = {0};
-    mha_tensors(&list, m, &none, NULL, NULL, NULL);
-    tensors_close(&list, &(Args){0});
 }
 
 static const Case cases[] = {
@@ -161,10 +104,9 @@ static void test_rungs(int first, int last) {
             close_ok(got, naive, n, 1e-4, 0, "%s: rung %d (%s) agrees with chapter 5's mha to 1e-4", what, r, rungs[r].name);
         }
         if (last == FASTEST) {
-            float *vis = malloc((size_t)k->B * k->H * k->T * k->T * sizeof *vis);
+            float *vis = ref_visible(mask.data ? &mask : NULL, 4, (int[]){ k->B, k->H, k->T, k->T });
             double *want = calloc(n, sizeof *want);
-            expand(vis, mask.data ? &mask : NULL, k->causal, k->B, k->H, k->T);
-            reference(want, &m, x.data, vis, k->B, k->T);
+            reference(want, &m, x.data, vis, k->causal, k->B, k->T);
             close_ok(got, want, n, 1e-4, 0, "%s: the fastest rung agrees with a double-precision reference", what);
             free(vis); free(want);
         }

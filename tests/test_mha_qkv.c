@@ -11,69 +11,32 @@
 #include "mha_qkv.c"
 #include "tap.h"
 #include "run.h"
+#include "reference.h"
 
 /* ---- references, in double precision ----------------------------------------- */
 
-/* y (N, D) = x (N, D) @ w^T + b */
-static void ref_linear(double *y, const double *x, const Tensor *w, const Tensor *b, long N, int D) {
-    for (long r = 0; r < N; r++)
-        for (int o = 0; o < D; o++) {
-            double sum = b->data[o];
-            for (int i = 0; i < D; i++) sum += x[r * D + i] * w->data[(long)o * D + i];
-            y[r * D + o] = sum;
-        }
-}
-
-static double *to_double(const float *x, long n) {
-    double *y = malloc((size_t)n * sizeof *y);
-    for (long i = 0; i < n; i++) y[i] = x[i];
-    return y;
-}
-
-/* The notes' forward in double: out (B, T, D), att (B, H, T, S). vis (B, H, T, S):
- * 1 where a key is visible, or NULL. Hidden keys are left out of the softmax; a
- * row with none visible is NaN, as -inf makes it. Heads are read in place from
- * the projections: head h of position t is numbers h*hd .. h*hd + hd - 1. */
+/* The notes' forward in double, tests/reference.h's pass: out (B, T, D), att
+ * (B, H, T, S). vis (B, H, T, S): 1 where a key is visible, or NULL. Hidden keys are
+ * left out of the softmax; a row with none visible is NaN, as -inf makes it. Heads
+ * are read in place from the projections: head h of position t is numbers
+ * h*hd .. h*hd + hd - 1. */
 static void reference(double *out, double *att, const MhaQkv *m, const float *qf, const float *kf, const float *vf,
                       const float *vis, int B, int T, int S) {
-    int D = m->dim, H = m->heads, hd = D / H;
-    double *qi = to_double(qf, (long)B * T * D), *ki = to_double(kf, (long)B * S * D), *vi = to_double(vf, (long)B * S * D);
-    double *q = malloc(sizeof *q * B * T * D), *k = malloc(sizeof *k * B * S * D), *v = malloc(sizeof *v * B * S * D);
-    double *mixed = calloc((size_t)B * T * D, sizeof *mixed);
-    ref_linear(q, qi, &m->wq, &m->bq, (long)B * T, D);
-    ref_linear(k, ki, &m->wk, &m->bk, (long)B * S, D);
-    ref_linear(v, vi, &m->wv, &m->bv, (long)B * S, D);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int t = 0; t < T; t++) {
-                double *a = att + (((long)b * H + h) * T + t) * S, best = -INFINITY, total = 0;
-                const float *seen = vis ? vis + (((long)b * H + h) * T + t) * S : NULL;
-                for (int s = 0; s < S; s++) {
-                    double dot = 0;
-                    for (int i = 0; i < hd; i++)
-                        dot += q[((long)b * T + t) * D + h * hd + i] * k[((long)b * S + s) * D + h * hd + i];
-                    a[s] = seen && !seen[s] ? -INFINITY : dot / sqrt((double)hd);
-                    best = fmax(best, a[s]);
-                }
-                for (int s = 0; s < S; s++) total += a[s] = best == -INFINITY ? NAN : exp(a[s] - best);
-                for (int s = 0; s < S; s++) a[s] /= total;
-                for (int i = 0; i < hd; i++)
-                    for (int s = 0; s < S; s++)
-                        mixed[((long)b * T + t) * D + h * hd + i] += a[s] * v[((long)b * S + s) * D + h * hd + i];
-            }
-    ref_linear(out, mixed, &m->wo, &m->bo, (long)B * T, D);
-    free(qi); free(ki); free(vi); free(q); free(k); free(v); free(mixed);
+    RefWeights w = { m->wq.data, m->bq.data, m->wk.data, m->bk.data, m->wv.data, m->bv.data, m->wo.data, m->bo.data };
+    ref_attention(out, att, &w, qf, kf, vf, m->dim, &(RefAttn){ .B = B, .T = T, .S = S, .H = m->heads,
+                                                                 .hd = m->dim / m->heads, .vis = vis,
+                                                                 .hide = REF_FILL_INF });
 }
 
 /* The MHA/MQA notebook's MultiHeadAttention in double, written its way: one x, projected three
  * times, view (B, T, H, hd) and transpose, a (T, T) mask or none. */
 static void reference_000(double *out, const MhaQkv *m, const float *xf, const float *tril, int B, int T) {
     int D = m->dim, H = m->heads, hd = D / H;
-    double *x = to_double(xf, (long)B * T * D), *proj[3], *o = calloc((size_t)B * T * D, sizeof *o);
+    double *x = ref_doubles(xf, (long)B * T * D), *proj[3], *o = calloc((size_t)B * T * D, sizeof *o);
     const Tensor *w[3] = { &m->wq, &m->wk, &m->wv }, *bias[3] = { &m->bq, &m->bk, &m->bv };
     for (int i = 0; i < 3; i++) {
         proj[i] = malloc(sizeof(double) * B * T * D);
-        ref_linear(proj[i], x, w[i], bias[i], (long)B * T, D);
+        ref_linear(proj[i], x, w[i]->data, bias[i]->data, (long)B * T, D, D);
     }
 #define AT(p, b, h, t, i) (p)[(((long)(b) * T + (t)) * H + (h)) * hd + (i)]   /* Q.view(B, T, H, hd)[b, t, h, i] */
     double *scores = malloc(sizeof(double) * T);
@@ -92,7 +55,7 @@ static void reference_000(double *out, const MhaQkv *m, const float *xf, const f
                     for (int i = 0; i < hd; i++) AT(o, b, h, t, i) += scores[s] / total * AT(proj[2], b, h, s, i);
             }
 #undef AT
-    ref_linear(out, o, &m->wo, &m->bo, (long)B * T, D);
+    ref_linear(out, o, m->wo.data, m->bo.data, (long)B * T, D, D);
     for (int i = 0; i < 3; i++) free(proj[i]);
     free(x); free(o); free(scores);
 }
@@ -129,10 +92,7 @@ static void free_module(MhaQkv *m) {
 
 /* the explicit (B, H, T, S) pattern of a mask that broadcasts to it */
 static float *visible(const Tensor *mask, int B, int H, int T, int S) {
-    Tensor full = tensor_new(4, (int[]){ B, H, T, S });
-    for (long i = 0; i < full.size; i++) full.data[i] = 1;
-    masked_fill(&full, mask, 0.0f);
-    return full.data;                                  /* the caller frees */
+    return ref_visible(mask, 4, (int[]){ B, H, T, S });     /* the caller frees */
 }
 
 /* 1 if the weights were written at all: a forward pass stopped at a stub (in a

@@ -2,9 +2,9 @@
  * attention with heads split before projecting and one (hd, hd) projection
  * shared by all heads.
  *
- * The forward pass against the post's einsums computed literally, index by
- * index, in double precision (fill -1e20 before the scale sqrt(D), fully hidden
- * rows uniform); the block-diagonal reading of the module, by running
+ * The forward pass against the post's einsums computed one at a time, index by
+ * index, in double precision with tests/reference.h's steps (fill -1e20 before
+ * the scale sqrt(D), fully hidden rows uniform); the block-diagonal reading of the module, by running
  * $ABH_BIN/mha_qkv on block-diagonal weights; the parameter counts; the
  * flattening the wrong scale causes, row by row; and the program's files and
  * refusals. */
@@ -12,51 +12,31 @@
 #include "mha_shared_heads.c"
 #include "tap.h"
 #include "run.h"
+#include "reference.h"
 
-/* ---- the post's einsums, literally, in double ---------------------------------- */
+/* ---- the post's einsums, one at a time, in double ----------------------------- */
 
-/* out (B, T, D), att (B, H, T, S). vis (B, H, T, S) or NULL: 0 = hidden. divisor:
- * what the energy is divided by after the fill (the post: sqrt(D)). */
+/* out (B, T, D), att (B, H, T, S), by tests/reference.h's steps. vis (B, H, T, S) or
+ * NULL: 0 = hidden, filled with -1e20 (in effect: left out of the softmax, a row with
+ * no key visible uniform). divisor: what the energy is divided by after the fill (the
+ * post: sqrt(D)). */
 static void reference(double *out, double *att, const MhaSharedHeads *m, const float *query, const float *keys,
                       const float *values, const float *vis, double divisor, int B, int T, int S) {
     int D = m->dim, H = m->heads, hd = D / H;
-    double *q = calloc((size_t)B * T * D, sizeof *q), *k = calloc((size_t)B * S * D, sizeof *k);
-    double *v = calloc((size_t)B * S * D, sizeof *v), *o = calloc((size_t)B * T * D, sizeof *o);
-    /* queries[n, l, h, :] = query.reshape(B, T, H, hd)[n, l, h, :] @ queries.weight^T, no bias */
-    for (long row = 0; row < (long)B * T * H; row++)
-        for (int e = 0; e < hd; e++)
-            for (int d = 0; d < hd; d++) q[row * hd + e] += (double)query[row * hd + d] * m->queries_w.data[e * hd + d];
-    for (long row = 0; row < (long)B * S * H; row++)
-        for (int e = 0; e < hd; e++)
-            for (int d = 0; d < hd; d++) {
-                k[row * hd + e] += (double)keys[row * hd + d] * m->keys_w.data[e * hd + d];
-                v[row * hd + e] += (double)values[row * hd + d] * m->values_w.data[e * hd + d];
-            }
-    for (int n = 0; n < B; n++)
-        for (int h = 0; h < H; h++)
-            for (int qi = 0; qi < T; qi++) {
-                double *a = att + (((long)n * H + h) * T + qi) * S, best = -INFINITY, total = 0;
-                for (int ki = 0; ki < S; ki++) {          /* einsum("nqhd,nkhd->nhqk") */
-                    double e = 0;
-                    for (int d = 0; d < hd; d++)
-                        e += q[(((long)n * T + qi) * H + h) * hd + d] * k[(((long)n * S + ki) * H + h) * hd + d];
-                    if (vis && !vis[(((long)n * H + h) * T + qi) * S + ki]) e = -1e20;
-                    a[ki] = e / divisor;
-                    best = fmax(best, a[ki]);
-                }
-                for (int ki = 0; ki < S; ki++) total += a[ki] = exp(a[ki] - best);
-                for (int ki = 0; ki < S; ki++) a[ki] /= total;
-                for (int d = 0; d < hd; d++)              /* einsum("nhql,nlhd->nqhd") */
-                    for (int l = 0; l < S; l++)
-                        o[(((long)n * T + qi) * H + h) * hd + d] += a[l] * v[(((long)n * S + l) * H + h) * hd + d];
-            }
-    for (long r = 0; r < (long)B * T; r++)              /* fc_out */
-        for (int j = 0; j < D; j++) {
-            double sum = m->fc_b.data[j];
-            for (int i = 0; i < D; i++) sum += o[r * D + i] * m->fc_w.data[(long)j * D + i];
-            out[r * D + j] = sum;
-        }
-    free(q); free(k); free(v); free(o);
+    RefAttn a = { .B = B, .T = T, .S = S, .H = H, .hd = hd, .divisor = divisor, .vis = vis };
+    double *xq = ref_doubles(query, (long)B * T * D), *xk = ref_doubles(keys, (long)B * S * D);
+    double *xv = ref_doubles(values, (long)B * S * D), *q = ref_new((long)B * T * D), *k = ref_new((long)B * S * D);
+    double *v = ref_new((long)B * S * D), *o = ref_new((long)B * T * D);
+    /* queries[n, l, h, :] = query.reshape(B, T, H, hd)[n, l, h, :] @ queries.weight^T, no bias: every (hd)
+     * row of the input through the one (hd, hd) layer, which leaves q as (B, T, H*hd) */
+    ref_linear(q, xq, m->queries_w.data, NULL, (long)B * T * H, hd, hd);
+    ref_linear(k, xk, m->keys_w.data, NULL, (long)B * S * H, hd, hd);
+    ref_linear(v, xv, m->values_w.data, NULL, (long)B * S * H, hd, hd);
+    ref_scores(att, q, k, &a);                            /* einsum("nqhd,nkhd->nhqk") / divisor */
+    ref_softmax(att, &a);
+    ref_mix(o, att, v, &a);                               /* einsum("nhql,nlhd->nqhd") */
+    ref_linear(out, o, m->fc_w.data, m->fc_b.data, (long)B * T, D, D);   /* fc_out */
+    free(xq); free(xk); free(xv); free(q); free(k); free(v); free(o);
 }
 
 /* 1 if the weights were written at all: a forward pass stopped at a stub (in a
@@ -87,11 +67,9 @@ static void free_module(MhaSharedHeads *m) {
     tensors_close(&list, &(Args){0});
 }
 
+/* the explicit (B, H, T, S) pattern of a mask that broadcasts to it */
 static float *visible(const Tensor *mask, int B, int H, int T, int S) {
-    Tensor full = tensor_new(4, (int[]){ B, H, T, S });
-    for (long i = 0; i < full.size; i++) full.data[i] = 1;
-    masked_fill(&full, mask, 0.0f);
-    return full.data;
+    return ref_visible(mask, 4, (int[]){ B, H, T, S });
 }
 
 static void test_against_reference(void) {

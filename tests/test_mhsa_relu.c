@@ -12,47 +12,24 @@
 #include "scale_study.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_MHSA_RELU
+#include "reference.h"
 
 /* ---- mhsa_relu: a reference in double ------------------------------------------- */
 
-static void ref_linear(double *y, const double *x, const Tensor *w, const Tensor *b, long N, int D) {
-    for (long r = 0; r < N; r++)
-        for (int o = 0; o < D; o++) {
-            double sum = b->data[o];
-            for (int i = 0; i < D; i++) sum += x[r * D + i] * w->data[(long)o * D + i];
-            y[r * D + o] = sum;
-        }
+/* mhsa_relu's attention for tests/reference.h: no scale, and with causal set, -10000
+ * added to the scores of keys after the query, in double. */
+static RefAttn attention_of(const MhsaRelu *m, int causal, int B, int T) {
+    return (RefAttn){ .B = B, .T = T, .H = m->heads, .hd = m->dim / m->heads, .divisor = 1.0, .causal = causal,
+                      .hide = REF_ADD_10000 };
 }
 
-/* out (B, T, D) before (pre) and after the ReLU; att (B, H, T, T). Causal: -10000
- * added to the scores of keys after the query, in double. */
+/* out (B, T, D) before (pre) and after the ReLU; att (B, H, T, T). */
 static void reference(double *out, double *pre, double *att, const MhsaRelu *m, const float *xf, int causal, int B, int T) {
-    int D = m->dim, H = m->heads, hd = D / H;
-    long BT = (long)B * T;
-    double *x = malloc(sizeof *x * BT * D), *q = malloc(sizeof *q * BT * D), *k = malloc(sizeof *k * BT * D);
-    double *v = malloc(sizeof *v * BT * D), *mixed = calloc((size_t)BT * D, sizeof *mixed);
-    for (long i = 0; i < BT * D; i++) x[i] = xf[i];
-    ref_linear(q, x, &m->wq, &m->bq, BT, D);
-    ref_linear(k, x, &m->wk, &m->bk, BT, D);
-    ref_linear(v, x, &m->wv, &m->bv, BT, D);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int t = 0; t < T; t++) {
-                double *a = att + (((long)b * H + h) * T + t) * T, best = -INFINITY, total = 0;
-                for (int s = 0; s < T; s++) {
-                    double dot = 0;
-                    for (int i = 0; i < hd; i++) dot += q[((long)b * T + t) * D + h * hd + i] * k[((long)b * T + s) * D + h * hd + i];
-                    a[s] = dot + (causal && s > t ? -10000.0 : 0.0);
-                    best = fmax(best, a[s]);
-                }
-                for (int s = 0; s < T; s++) total += a[s] = exp(a[s] - best);
-                for (int s = 0; s < T; s++) a[s] /= total;
-                for (int i = 0; i < hd; i++)
-                    for (int s = 0; s < T; s++) mixed[((long)b * T + t) * D + h * hd + i] += a[s] * v[((long)b * T + s) * D + h * hd + i];
-            }
-    ref_linear(pre, mixed, &m->wo, &m->bo, BT, D);
-    for (long i = 0; i < BT * D; i++) out[i] = pre[i] > 0 ? pre[i] : 0;
-    free(x); free(q); free(k); free(v); free(mixed);
+    RefWeights w = { m->wq.data, m->bq.data, m->wk.data, m->bk.data, m->wv.data, m->bv.data, m->wo.data, m->bo.data };
+    RefAttn a = attention_of(m, causal, B, T);
+    ref_attention(pre, att, &w, xf, xf, xf, m->dim, &a);
+    for (long i = 0; i < (long)B * T * m->dim; i++) out[i] = pre[i] > 0 ? pre[i] : 0;
 }
 
 /* 1 if the weights were written at all: a forward pass stopped at a stub (in a
@@ -63,23 +40,9 @@ static int written(const float *att, long n) {
 }
 
 /* A module and its input made from a seed through the program's own list of
- * tensors, as its main makes them. */
+ * tensors, as its main makes them (tests/reference.h). */
 static void make_case(MhsaRelu *m, Tensor *x, int B, int T, int D, int H, uint64_t seed) {
-    Args a = { .batch = B, .seq = T, .dim = D, .heads = H, .seed = seed };
-    Tensors list = {0};
-    Tensor att, out;
-    mhsa_relu_tensors(&list, m, x, &att, &out);
-    tensors_open(&list, &a);
-    m->dim = D, m->heads = H;
-    tensor_free(&att); tensor_free(&out);
-}
-
-/* Free a module's weights through the same list. */
-static void free_module(MhsaRelu *m) {
-    Tensors list = {0};
-    Tensor none = {0};
-    mhsa_relu_tensors(&list, m, &none, &none, &none);
-    tensors_close(&list, &(Args){0});
+    make_module(m, x, &(Args){ .batch = B, .seq = T, .dim = D, .heads = H, .seed = seed });
 }
 
 static void test_against_reference(void) {
@@ -130,7 +93,7 @@ static void test_against_reference(void) {
  * give rows of both kinds, counted here from the reference's own scores (the
  * weights test fails if the case ever loses them). */
 static void test_huge_scores(void) {
-    int B = 2, T = 6, D = 8, H = 2, hd = D / H;
+    int B = 2, T = 6, D = 8, H = 2;
     MhsaRelu m = {0};
     Tensor x;
     make_case(&m, &x, B, T, D, H, 71);
@@ -143,25 +106,23 @@ static void test_huge_scores(void) {
     reference(rout, pre, ratt, &m, x.data, 1, B, T);
 
     /* tell the rows apart by their raw scores q . k, projected again in double */
-    double *xd = malloc(sizeof(double) * x.size), *q = malloc(sizeof(double) * x.size), *k = malloc(sizeof(double) * x.size);
-    for (long i = 0; i < x.size; i++) xd[i] = x.data[i];
-    ref_linear(q, xd, &m.wq, &m.bq, (long)B * T, D);
-    ref_linear(k, xd, &m.wk, &m.bk, (long)B * T, D);
+    double *xd = ref_doubles(x.data, x.size), *q = ref_new(x.size), *k = ref_new(x.size);
+    double *raw = ref_new(att.size);
+    ref_linear(q, xd, m.wq.data, m.bq.data, (long)B * T, D, D);
+    ref_linear(k, xd, m.wk.data, m.bk.data, (long)B * T, D, D);
+    RefAttn a = attention_of(&m, 1, B, T);
+    ref_scores(raw, q, k, &a);                             /* q . k, no scale: (B, H, T, T) */
     long comes_back = 0, far_below = 0;
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int t = 0; t < T - 1; t++) {                  /* the last query hides nothing */
-                double seen = -INFINITY, hidden = -INFINITY;
-                for (int s = 0; s < T; s++) {
-                    double dot = 0;
-                    for (int i = 0; i < hd; i++)
-                        dot += q[((long)b * T + t) * D + h * hd + i] * k[((long)b * T + s) * D + h * hd + i];
-                    if (s <= t) seen = fmax(seen, dot);
-                    else hidden = fmax(hidden, dot);
-                }
-                comes_back += hidden - 10000 > seen + 100;     /* a hidden key wins, by far */
-                far_below += seen < -10100;                    /* -10000 put in its place would win */
-            }
+    for (long r = 0; r < (long)B * H * T; r++) {
+        int t = (int)(r % T);
+        if (t == T - 1) continue;                          /* the last query hides nothing */
+        double seen = -INFINITY, hidden = -INFINITY;
+        for (int s = 0; s < T; s++)
+            if (s <= t) seen = fmax(seen, raw[r * T + s]);
+            else hidden = fmax(hidden, raw[r * T + s]);
+        comes_back += hidden - 10000 > seen + 100;         /* a hidden key wins, by far */
+        far_below += seen < -10100;                        /* -10000 put in its place would win */
+    }
     double worst = 0;
     for (long i = 0; i < att.size; i++) worst = fmax(worst, fabs(att.data[i] - ratt[i]));
     ok(worst <= 1e-6 && comes_back > 0 && far_below > 0, "queries times 1e5, causal: the weights match the reference, "
@@ -169,7 +130,7 @@ static void test_huge_scores(void) {
        "score is below -10100 too", comes_back, far_below);
     if (!(worst <= 1e-6)) diag("largest error in the weights: %g (atol 1e-6)", worst);
     close_ok(out.data, rout, out.size, 1e-5, 0, "queries times 1e5, causal: the output matches the reference");
-    free(xd); free(q); free(k); free(ratt); free(rout); free(pre);
+    free(xd); free(q); free(k); free(raw); free(ratt); free(rout); free(pre);
     tensor_free(&att); tensor_free(&out); tensor_free(&x);
     free_module(&m);
 }

@@ -1,71 +1,33 @@
 /* Tests for chapter 1: SelfAttV1.
  *
  * The module's functions come from the tangled chapter itself (TESTING hides
- * its main); the reference below is a separate plain double-precision loop.
+ * its main); the reference is tests/reference.h's plain double-precision loop.
  * The command-line checks run the real program, build/bin/selfatt_v1 (or
  * $ABH_BIN/selfatt_v1), as a reader would. */
 #define TESTING
 #include "selfatt_v1.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_SELFATT_V1
+#include "reference.h"
 
 #include <stdlib.h>
 
 /* ---- an independent reference, in double precision ---------------------- */
 
 /* out (B, T, D) and att (B, T, T) for SelfAttV1, straight from the formula
- * softmax(Q K^T / sqrt(D)) V with Q = X Wq^T + bq etc. */
+ * softmax(Q K^T / sqrt(D)) V with Q = X Wq^T + bq etc.: reference.h's pass with
+ * one head and no output projection. */
 static void reference(double *out, double *att, const SelfAttV1 *m, const float *x, int B, int T) {
-    int D = m->dim;
-    double *q = calloc((size_t)B * T * D, sizeof *q), *k = calloc((size_t)B * T * D, sizeof *k),
-           *v = calloc((size_t)B * T * D, sizeof *v);
-    for (int r = 0; r < B * T; r++)
-        for (int o = 0; o < D; o++) {
-            double sq = m->query_b.data[o], sk = m->key_b.data[o], sv = m->value_b.data[o];
-            for (int i = 0; i < D; i++) {
-                sq += (double)x[r * D + i] * m->query_w.data[o * D + i];
-                sk += (double)x[r * D + i] * m->key_w.data[o * D + i];
-                sv += (double)x[r * D + i] * m->value_w.data[o * D + i];
-            }
-            q[r * D + o] = sq; k[r * D + o] = sk; v[r * D + o] = sv;
-        }
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++) {
-            double *row = att + ((long)b * T + t) * T, total = 0;
-            for (int s = 0; s < T; s++) {
-                double dot = 0;
-                for (int i = 0; i < D; i++) dot += q[(b * T + t) * D + i] * k[(b * T + s) * D + i];
-                row[s] = exp(dot / sqrt((double)D));   /* small scores: no max needed */
-                total += row[s];
-            }
-            for (int s = 0; s < T; s++) row[s] /= total;
-            for (int i = 0; i < D; i++) {
-                double acc = 0;
-                for (int s = 0; s < T; s++) acc += row[s] * v[(b * T + s) * D + i];
-                out[(b * T + t) * D + i] = acc;
-            }
-        }
-    free(q); free(k); free(v);
+    RefWeights w = { m->query_w.data, m->query_b.data, m->key_w.data, m->key_b.data, m->value_w.data,
+                     m->value_b.data, NULL, NULL };
+    ref_attention(out, att, &w, x, x, x, m->dim, &(RefAttn){ .B = B, .T = T, .H = 1, .hd = m->dim });
 }
 
 /* A module and input made from a seed, with sizes B, T, D, through the
  * program's own list of tensors, as its main makes them. */
 static void make_case(SelfAttV1 *m, Tensor *x, int B, int T, int D, uint64_t seed) {
-    Args a = { .batch = B, .seq = T, .dim = D, .seed = seed };
-    Tensors list = {0};
-    Tensor att, out;
-    selfatt_v1_tensors(&list, m, x, &att, &out);
-    tensors_open(&list, &a);
-    tensor_free(&att); tensor_free(&out);
-    m->dim = D;
-}
-
-/* Free the module's tensors through the same list. */
-static void selfatt_v1_free(SelfAttV1 *m) {
-    Tensors list = {0};
-    Tensor none = {0};
-    selfatt_v1_tensors(&list, m, &none, &none, &none);
-    tensors_close(&list, &(Args){0});
+    make_module(m, x, &(Args){ .batch = B, .seq = T, .dim = D, .seed = seed });
 }
 
 /* ---- the tests ------------------------------------------------------------- */
@@ -99,7 +61,7 @@ static void test_against_reference(void) {
         if (worst > 1e-6) diag("worst row is off by %g", worst);
         free(ratt); free(rout);
         tensor_free(&att); tensor_free(&out); tensor_free(&x);
-        selfatt_v1_free(&m);
+        free_module(&m);
     }
 }
 
@@ -118,7 +80,7 @@ static void test_hand_worked(void) {
     ok(fabs(att[0] - 0.5) < 1e-7 && fabs(att[1] - 0.5) < 1e-7, "a query orthogonal to every key attends uniformly");
     ok(fabs(att[3] - w1) < 1e-6 && fabs(att[2] - (1 - w1)) < 1e-6, "a hand-worked 2x2 case gives softmax(0, 4) = (0.018, 0.982)");
     ok(fabs(out[0] - 1.0) < 1e-6 && fabs(out[1] - 2 * w1) < 1e-6, "the output is the weighted average of the values");
-    selfatt_v1_free(&m);
+    free_module(&m);
 }
 
 /* --example same-word, the chapter's figure, run as a reader runs it: each row
@@ -186,7 +148,7 @@ static void test_permutation(void) {
     ok(computed() && worst_att <= 1e-6, "permuting the input positions permutes the weights' rows and columns");
     tensor_free(&x); tensor_free(&xp); tensor_free(&att); tensor_free(&out);
     tensor_free(&attp); tensor_free(&outp);
-    selfatt_v1_free(&m);
+    free_module(&m);
 }
 
 static void test_counts(void) {
@@ -256,7 +218,7 @@ static void test_kernel_bits(void) {
            "matmul_bt scaled by 1.0f / sqrtf(D), softmax_lastdim and matmul, which selfatt_v2 runs", B, T, D, cases[c][3]);
         tensor_free(&att); tensor_free(&out); tensor_free(&q); tensor_free(&k); tensor_free(&v);
         tensor_free(&katt); tensor_free(&kout); tensor_free(&x);
-        selfatt_v1_free(&m);
+        free_module(&m);
     }
 }
 

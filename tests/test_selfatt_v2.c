@@ -2,7 +2,7 @@
  *
  * Both programs are included (TESTING hides their mains), so that V2 can be
  * checked against V1's passes in the special case where they must agree. The
- * reference below is a separate double-precision loop. */
+ * reference is tests/reference.h's separate double-precision loop. */
 #define TESTING
 /* Both programs print with chapter 1's print_run: V1's copy is renamed here. */
 #define print_run print_run_v1
@@ -11,65 +11,22 @@
 #include "selfatt_v2.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_SELFATT_V2
+#include "reference.h"
 
 /* ---- an independent reference, in double precision ---------------------- */
 
-/* out (B, T, D) and att (B, T, T) for SelfAttV2: qkv = X W^T + b, split
- * into q, k, v by columns, softmax(q k^T / sqrt(D)) v, then output_proj. */
+/* out (B, T, D) and att (B, T, T) for SelfAttV2: qkv = X W^T + b, split into q, k,
+ * v by columns, softmax(q k^T / sqrt(D)) v, then output_proj. tests/reference.h's
+ * pass reads q, k and v from proj's three blocks of rows. */
 static void reference(double *out, double *att, const SelfAttV2 *m, const float *x, int B, int T) {
     int D = m->dim;
-    double *qkv = calloc((size_t)B * T * 3 * D, sizeof *qkv), *mid = calloc((size_t)B * T * D, sizeof *mid);
-    for (int r = 0; r < B * T; r++)
-        for (int o = 0; o < 3 * D; o++) {
-            double acc = m->proj_b.data[o];
-            for (int i = 0; i < D; i++) acc += (double)x[r * D + i] * m->proj_w.data[o * D + i];
-            qkv[r * 3 * D + o] = acc;
-        }
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++) {
-            const double *q = qkv + (b * T + t) * 3 * D;            /* columns [0, D) */
-            double *row = att + ((long)b * T + t) * T, total = 0;
-            for (int s = 0; s < T; s++) {
-                const double *k = qkv + (b * T + s) * 3 * D + D;    /* columns [D, 2D) */
-                double dot = 0;
-                for (int i = 0; i < D; i++) dot += q[i] * k[i];
-                row[s] = exp(dot / sqrt((double)D));
-                total += row[s];
-            }
-            for (int s = 0; s < T; s++) row[s] /= total;
-            for (int i = 0; i < D; i++) {
-                double acc = 0;
-                for (int s = 0; s < T; s++) acc += row[s] * qkv[(b * T + s) * 3 * D + 2 * D + i];
-                mid[(b * T + t) * D + i] = acc;
-            }
-        }
-    for (int r = 0; r < B * T; r++)
-        for (int o = 0; o < D; o++) {
-            double acc = m->out_b.data[o];
-            for (int i = 0; i < D; i++) acc += mid[r * D + i] * m->out_w.data[o * D + i];
-            out[r * D + o] = acc;
-        }
-    free(qkv); free(mid);
+    const float *w = m->proj_w.data, *b = m->proj_b.data;
+    RefWeights ws = { w, b, w + D * D, b + D, w + 2 * D * D, b + 2 * D, m->out_w.data, m->out_b.data };
+    ref_attention(out, att, &ws, x, x, x, D, &(RefAttn){ .B = B, .T = T, .H = 1, .hd = D });
 }
 
-/* SelfAttV2 and its input X as selfatt_v2 makes them, through its own list of
- * tensors, and its weights freed through the same list. */
-static void make_v2_module(SelfAttV2 *m, Tensor *x, const Args *a) {
-    Tensors list = {0};
-    Tensor att, out;
-    selfatt_v2_tensors(&list, m, x, &att, &out);
-    tensors_open(&list, (Args *)a);
-    m->dim = a->dim;
-    tensor_free(&att); tensor_free(&out);
-}
-
-static void free_v2_module(SelfAttV2 *m) {
-    Tensors list = {0};
-    Tensor none = {0};
-    selfatt_v2_tensors(&list, m, &none, &none, &none);
-    tensors_close(&list, &(Args){0});
-}
-
+/* SelfAttV2 and its input X as selfatt_v2 makes them (tests/reference.h). */
 static void make_v2(SelfAttV2 *m, Tensor *x, int B, int T, int D, uint64_t seed) {
     Args a = { .batch = B, .seq = T, .dim = D, .seed = seed };
     make_v2_module(m, x, &a);

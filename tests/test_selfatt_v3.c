@@ -2,8 +2,9 @@
  *
  * Chapter 2's and chapter 3's programs are included with TESTING defined, so
  * their functions can be called side by side (V3 without mask or dropout must
- * be V2 to the bit). The reference below is a separate double-precision loop
- * that never fills anything: hidden keys are simply left out of the softmax.
+ * be V2 to the bit). The reference, tests/reference.h's, is a separate
+ * double-precision loop that never fills anything: hidden keys are simply left
+ * out of the softmax.
  * The command-line checks run the real programs, $ABH_BIN/selfatt_v3 and
  * $ABH_BIN/fill_values (ABH_BIN defaults to build/bin). */
 #define TESTING
@@ -12,135 +13,35 @@
 #include "fill_values.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_SELFATT_V2
+#define MODULE_SELFATT_V3
+#include "reference.h"
 
 /* ---- an independent reference, in double precision ---------------------- */
 
-/* q, k, v (B*T, D) each, from proj's rows 0..D-1, D..2D-1, 2D..3D-1. */
-static void reference_qkv(double *q, double *k, double *v, const SelfAttV3 *m, const float *x, long BT) {
+/* SelfAttV3's layers for tests/reference.h: q, k and v from proj's rows 0..D-1,
+ * D..2D-1 and 2D..3D-1. */
+static RefWeights weights_of(const SelfAttV3 *m) {
     int D = m->dim;
-    double *dst[3] = { q, k, v };
-    for (long r = 0; r < BT; r++)
-        for (int part = 0; part < 3; part++)
-            for (int o = 0; o < D; o++) {
-                long row = (long)part * D + o;                    /* row of proj.weight */
-                double sum = m->proj_b.data[row];
-                for (int i = 0; i < D; i++) sum += (double)x[r * D + i] * m->proj_w.data[row * D + i];
-                dst[part][r * D + o] = sum;
-            }
-}
-
-/* out (B, T, D) = output_proj(w @ v) for given weights w (B, T, T), in double. */
-static void reference_mix(double *out, const SelfAttV3 *m, const double *v, const double *w, int B, int T) {
-    int D = m->dim;
-    double *mixed = calloc((size_t)B * T * D, sizeof *mixed);
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++)
-            for (int i = 0; i < D; i++)
-                for (int s = 0; s < T; s++)
-                    mixed[((long)b * T + t) * D + i] += w[((long)b * T + t) * T + s] * v[((long)b * T + s) * D + i];
-    for (long r = 0; r < (long)B * T; r++)
-        for (int o = 0; o < D; o++) {
-            double sum = m->out_b.data[o];
-            for (int i = 0; i < D; i++) sum += mixed[r * D + i] * m->out_w.data[o * D + i];
-            out[r * D + o] = sum;
-        }
-    free(mixed);
+    const float *w = m->proj_w.data, *b = m->proj_b.data;
+    return (RefWeights){ w, b, w + D * D, b + D, w + 2 * D * D, b + 2 * D, m->out_w.data, m->out_b.data };
 }
 
 /* SelfAttV3 in eval mode. vis (B, T, T): 1 where query t of sequence b may see key
  * s, or NULL for no mask. Hidden keys are left out of the softmax and get weight 0;
  * a row with no visible key is uniform, which is what -1e20 makes of it. */
 static void reference(double *out, double *att, const SelfAttV3 *m, const float *x, const float *vis, int B, int T) {
-    int D = m->dim;
-    long BT = (long)B * T;
-    double *q = calloc(BT * D, sizeof *q), *k = calloc(BT * D, sizeof *k), *v = calloc(BT * D, sizeof *v);
-    reference_qkv(q, k, v, m, x, BT);
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++) {
-            double *row = att + ((long)b * T + t) * T, best = -INFINITY, total = 0;
-            const float *seen = vis ? vis + ((long)b * T + t) * T : NULL;
-            int any = 0;
-            for (int s = 0; s < T; s++) {
-                double dot = 0;
-                for (int i = 0; i < D; i++) dot += q[((long)b * T + t) * D + i] * k[((long)b * T + s) * D + i];
-                row[s] = dot / sqrt((double)D);
-                if (!seen || seen[s]) { any = 1; if (row[s] > best) best = row[s]; }
-            }
-            for (int s = 0; s < T; s++) {
-                row[s] = !any ? 1.0 : (!seen || seen[s]) ? exp(row[s] - best) : 0.0;
-                total += row[s];
-            }
-            for (int s = 0; s < T; s++) row[s] /= total;
-        }
-    reference_mix(out, m, v, att, B, T);
-    free(q); free(k); free(v);
-}
-
-/* SelfAttV2 and its input X as selfatt_v2 makes them, through its own list of
- * tensors, and its weights freed through the same list. */
-static void make_v2_module(SelfAttV2 *m, Tensor *x, const Args *a) {
-    Tensors list = {0};
-    Tensor att, out;
-    selfatt_v2_tensors(&list, m, x, &att, &out);
-    tensors_open(&list, (Args *)a);
-    m->dim = a->dim;
-    tensor_free(&att); tensor_free(&out);
-}
-
-static void free_v2_module(SelfAttV2 *m) {
-    Tensors list = {0};
-    Tensor none = {0};
-    selfatt_v2_tensors(&list, m, &none, &none, &none);
-    tensors_close(&list, &(Args){0});
+    RefWeights w = weights_of(m);
+    ref_attention(out, att, &w, x, x, x, m->dim, &(RefAttn){ .B = B, .T = T, .H = 1, .hd = m->dim, .vis = vis });
 }
 
 /* ---- cases ----------------------------------------------------------------- */
 
 /* A module, its input and the notebook's padding mask, made through the
- * program's own list of tensors as its main makes them. */
-static void make_module(SelfAttV3 *m, Tensor *x, Tensor *mask, const Args *a) {
-    Tensors list = {0};
-    Tensor att, out;
-    selfatt_v3_tensors(&list, m, x, mask, &att, &out);
-    tensors_open(&list, (Args *)a);
-    *mask = mask_padding(a->batch, a->seq);
-    m->dim = a->dim;
-    tensor_free(&att); tensor_free(&out);
-}
-
-/* Free a module's tensors through the same list. */
-static void free_module(SelfAttV3 *m) {
-    Tensors list = {0};
-    Tensor none = {0};
-    selfatt_v3_tensors(&list, m, &none, &none, &none, &none);
-    tensors_close(&list, &(Args){0});
-}
-
+ * program's own list of tensors as its main makes them (tests/reference.h). */
 static void make_case(SelfAttV3 *m, Tensor *x, Tensor *mask, int B, int T, int D, uint64_t seed) {
     Args a = { .batch = B, .seq = T, .dim = D, .seed = seed };
     make_module(m, x, mask, &a);
-}
-
-/* A 0/1 pattern that looks random but is fixed: element i of a mask, salt apart. */
-static float pattern(long i, unsigned salt) {
-    uint64_t z = (uint64_t)i * 0x9E3779B97F4A7C15u + salt;
-    z ^= z >> 29; z *= 0xBF58476D1CE4E5B9u; z ^= z >> 32;
-    return (float)(z % 3 != 0);                        /* about two thirds visible */
-}
-
-/* vis (B, T, T) spelled out from a mask of any shape that broadcasts to it: for
- * each (b, t, s), the mask's coordinates are read from the right, a size-1 axis
- * always at 0. Written without strides, unlike masked_fill. */
-static void expand(float *vis, const Tensor *mask, int B, int T) {
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++)
-            for (int s = 0; s < T; s++) {
-                int coord[3] = { b, t, s }, off = 3 - mask->ndim;
-                long j = 0;
-                for (int d = 0; d < mask->ndim; d++)
-                    j = j * mask->shape[d] + (mask->shape[d] == 1 ? 0 : coord[off + d]);
-                vis[((long)b * T + t) * T + s] = mask->data[j] != 0.0f;
-            }
 }
 
 static int same_floats(const float *a, const float *b, long n) { return memcmp(a, b, (size_t)n * sizeof(float)) == 0; }
@@ -153,7 +54,7 @@ static void check_masked(const char *what, const SelfAttV3 *m, const Tensor *x, 
     Tensor att = tensor_new3(B, T, T), drop = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
     float *vis = malloc((size_t)n * sizeof *vis);
     double *ratt = calloc(n, sizeof *ratt), *rout = calloc(out.size, sizeof *rout);
-    if (mask) expand(vis, mask, B, T);
+    if (mask) ref_expand(vis, mask, 3, (int[]){ B, T, T });
     STUDENT(selfatt_v3_forward(out.data, att.data, drop.data, m, x->data, mask, 0.0f, NULL, B, T));
     reference(rout, ratt, m, x->data, mask ? vis : NULL, B, T);
     close_ok(out.data, rout, out.size, 1e-5, 0, "%s: the output matches a double-precision reference", what);
@@ -199,7 +100,7 @@ static void test_against_reference(void) {
     SelfAttV3 m = {0};
     Tensor x, mask;
     make_case(&m, &x, &mask, 3, 5, 4, 99);
-    for (long i = 0; i < mask.size; i++) mask.data[i] = pattern(i, 1);
+    for (long i = 0; i < mask.size; i++) mask.data[i] = ref_pattern(i, 1);
     for (int s = 0; s < 5; s++) mask.data[(1 * 5 + 2) * 5 + s] = 0;    /* query 2 of sequence 1 sees nothing */
     check_masked("a scattered mask with a fully hidden row", &m, &x, &mask, 3, 5);
     Tensor att = tensor_new3(3, 5, 5), drop = tensor_new3(3, 5, 5), out = tensor_new3(3, 5, 4);
@@ -271,8 +172,8 @@ static void test_mask_shapes(void) {
     make_case(&m, &x, &pad, B, T, D, 5);
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
         Tensor mask = tensor_new(shapes[c][0], shapes[c] + 1), full = tensor_new3(B, T, T);
-        for (long i = 0; i < mask.size; i++) mask.data[i] = pattern(i, (unsigned)c);
-        expand(full.data, &mask, B, T);
+        for (long i = 0; i < mask.size; i++) mask.data[i] = ref_pattern(i, (unsigned)c);
+        ref_expand(full.data, &mask, 3, (int[]){ B, T, T });
         Tensor a1 = tensor_new3(B, T, T), a2 = tensor_new3(B, T, T), d = tensor_new3(B, T, T);
         Tensor o1 = tensor_new3(B, T, D), o2 = tensor_new3(B, T, D);
         STUDENT(selfatt_v3_forward(o1.data, a1.data, d.data, &m, x.data, &mask, 0.0f, NULL, B, T));
@@ -388,11 +289,9 @@ static void test_dropout(void) {
     double mean = n * (1 - p), sigma = sqrt(n * p * (1 - p));
     ok(fabs(kept - mean) <= 4 * sigma, "train mode: %ld of %ld weights kept, within 4 sigma of (1 - p) n = %.0f", kept, n, mean);
     ok(exact, "train mode: every kept weight is exactly w * (1 / (1 - p)) in float, as PyTorch scales it, every other one exactly 0");
-    double *q = calloc(x.size, sizeof *q), *k = calloc(x.size, sizeof *k), *v = calloc(x.size, sizeof *v);
-    double *w = malloc((size_t)n * sizeof *w), *rout = malloc((size_t)out.size * sizeof *rout);
-    reference_qkv(q, k, v, &m, x.data, (long)B * T);
-    for (long i = 0; i < n; i++) w[i] = drop.data[i];
-    reference_mix(rout, &m, v, w, B, T);
+    double *w = ref_doubles(drop.data, n), *rout = malloc((size_t)out.size * sizeof *rout);
+    RefWeights layers = weights_of(&m);
+    ref_output(rout, w, &layers, x.data, D, &(RefAttn){ .B = B, .T = T, .H = 1, .hd = D });
     close_ok(out2.data, rout, out.size, 1e-5, 0, "train mode: the output is output_proj(dropped weights @ V)");
 
     /* same seed, same mask; another seed, another mask */
@@ -411,7 +310,7 @@ static void test_dropout(void) {
     exact = 1, kept = 0;
     for (long i = 0; i < n; i++) kept += drop.data[i] != 0, exact &= drop.data[i] == 0 || drop.data[i] == 2 * att.data[i];
     ok(exact && fabs(kept - n * 0.5) <= 4 * sqrt(n * 0.25), "p = 0.5: about half the weights kept, each exactly doubled");
-    free(q); free(k); free(v); free(w); free(rout);
+    free(w); free(rout);
     tensor_free(&att); tensor_free(&drop); tensor_free(&out); tensor_free(&att2); tensor_free(&drop2);
     tensor_free(&out2); tensor_free(&x); tensor_free(&pad);
     free_module(&m);

@@ -13,6 +13,8 @@
 #include "selfatt_v4.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_SELFATT_V4
+#include "reference.h"
 
 /* ---- a reference in double precision, with mistakes on request ------------ */
 
@@ -24,94 +26,64 @@ enum {
     NO_OUTPUT_PROJ = 8,         /* return weights @ V */
 };
 
-/* y (N, D) = x (N, D) @ w^T + b in double; x may be float (xf) or double (xd). */
-static void ref_linear(double *y, const float *xf, const double *xd, const Tensor *w, const Tensor *b, long N, int D) {
-    for (long r = 0; r < N; r++)
-        for (int o = 0; o < D; o++) {
-            double sum = b->data[o];
-            for (int i = 0; i < D; i++) sum += (xf ? (double)xf[r * D + i] : xd[r * D + i]) * w->data[o * D + i];
-            y[r * D + o] = sum;
-        }
+/* SelfAttV4's four layers for tests/reference.h; without the last one, by mistake. */
+static RefWeights weights_of(const SelfAttV4 *m, unsigned mistakes) {
+    return (RefWeights){ m->query_w.data, m->query_b.data, m->key_w.data, m->key_b.data, m->value_w.data,
+                         m->value_b.data, mistakes & NO_OUTPUT_PROJ ? NULL : m->out_w.data, m->out_b.data };
 }
 
-/* SelfAttV4 in eval mode. vis (B, T, T): 1 where a key is visible, or NULL. With
- * mistakes == RIGHT, hidden keys are left out of the softmax (a row with none
- * visible is uniform, as -1e20 makes it); other values make the named mistakes. */
+/* Each (T, T) map of a (B, T, T) array with its rows and columns swapped, in place. */
+static void transpose_maps(double *a, int B, int T) {
+    for (long b = 0; b < B; b++)
+        for (int t = 0; t < T; t++)
+            for (int s = t + 1; s < T; s++) {
+                double keep = a[(b * T + t) * T + s];
+                a[(b * T + t) * T + s] = a[(b * T + s) * T + t], a[(b * T + s) * T + t] = keep;
+            }
+}
+
+/* SelfAttV4 in eval mode, by tests/reference.h's steps. vis (B, T, T): 1 where a key
+ * is visible, or NULL. With mistakes == RIGHT, hidden keys are left out of the
+ * softmax (a row with none visible is uniform, as -1e20 makes it); other values make
+ * the named mistakes. */
 static void reference(double *out, double *att, const SelfAttV4 *m, const float *x, const float *vis, int B, int T,
                       unsigned mistakes) {
     int D = m->dim;
-    long BT = (long)B * T;
-    double *q = calloc(BT * D, sizeof *q), *k = calloc(BT * D, sizeof *k), *v = calloc(BT * D, sizeof *v);
-    double *mixed = calloc(BT * D, sizeof *mixed);
-    ref_linear(q, x, NULL, &m->query_w, &m->query_b, BT, D);
-    ref_linear(k, x, NULL, &m->key_w, &m->key_b, BT, D);
-    ref_linear(v, x, NULL, &m->value_w, &m->value_b, BT, D);
-    double scale = mistakes & SCALE_BY_D ? 1.0 / D : 1.0 / sqrt((double)D);
-    for (int b = 0; b < B; b++) {
-        double *a = att + (long)b * T * T;                 /* (T, T) */
-        for (int t = 0; t < T; t++)
-            for (int s = 0; s < T; s++) {
-                double dot = 0;
-                for (int i = 0; i < D; i++) dot += q[((long)b * T + t) * D + i] * k[((long)b * T + s) * D + i];
-                int hide = vis && !vis[((long)b * T + t) * T + s] && !(mistakes & MASK_AFTER_SOFTMAX);
-                a[t * T + s] = hide ? -INFINITY : dot * scale;
-            }
-        /* softmax along rows (t, s over s) or, by mistake, along columns (over t) */
-        int over_queries = (mistakes & SOFTMAX_OVER_QUERIES) != 0;
-        for (int line = 0; line < T; line++) {
-            double best = -INFINITY, total = 0;
-            for (int j = 0; j < T; j++) best = fmax(best, a[over_queries ? j * T + line : line * T + j]);
-            for (int j = 0; j < T; j++) {
-                double *e = &a[over_queries ? j * T + line : line * T + j];
-                *e = best == -INFINITY ? 1.0 : exp(*e - best);
-                total += *e;
-            }
-            for (int j = 0; j < T; j++) a[over_queries ? j * T + line : line * T + j] /= total;
+    long BT = (long)B * T, n = BT * T;
+    RefWeights w = weights_of(m, mistakes);
+    RefAttn a = { .B = B, .T = T, .H = 1, .hd = D, .divisor = mistakes & SCALE_BY_D ? D : sqrt((double)D),
+                  .vis = mistakes & MASK_AFTER_SOFTMAX ? NULL : vis };
+    double *xd = ref_doubles(x, BT * D), *q = ref_new(BT * D), *k = ref_new(BT * D);
+    float *columns = NULL;
+    ref_linear(q, xd, w.q_w, w.q_b, BT, D, D);
+    ref_linear(k, xd, w.k_w, w.k_b, BT, D, D);
+    ref_scores(att, q, k, &a);
+    if (mistakes & SOFTMAX_OVER_QUERIES) {            /* softmax(dim=-2): over each column of a map */
+        if (a.vis) {
+            columns = malloc(sizeof *columns * (size_t)n);
+            for (long i = 0; i < n; i++) columns[i] = a.vis[i / (T * T) * T * T + i % T * T + i / T % T];
+            a.vis = columns;
         }
-        if (mistakes & MASK_AFTER_SOFTMAX)
-            for (long i = 0; vis && i < (long)T * T; i++) if (!vis[(long)b * T * T + i]) a[i] = 0;
-        for (int t = 0; t < T; t++)
-            for (int i = 0; i < D; i++)
-                for (int s = 0; s < T; s++)
-                    mixed[((long)b * T + t) * D + i] += a[t * T + s] * v[((long)b * T + s) * D + i];
-    }
-    if (mistakes & NO_OUTPUT_PROJ) memcpy(out, mixed, (size_t)BT * D * sizeof *out);
-    else ref_linear(out, NULL, mixed, &m->out_w, &m->out_b, BT, D);
-    free(q); free(k); free(v); free(mixed);
+        transpose_maps(att, B, T);
+        ref_softmax(att, &a);
+        transpose_maps(att, B, T);
+    } else ref_softmax(att, &a);
+    if (mistakes & MASK_AFTER_SOFTMAX)
+        for (long i = 0; vis && i < n; i++) if (!vis[i]) att[i] = 0;
+    ref_output(out, att, &w, x, D, &a);
+    free(xd); free(q); free(k); free(columns);
 }
 
-/* A module, its input and the notebook's padding mask, made through the
- * program's own list of tensors as its main makes them. */
-static void make_module(SelfAttV4 *m, Tensor *x, Tensor *mask, const Args *a) {
-    Tensors list = {0};
-    Tensor att, out;
-    selfatt_v4_tensors(&list, m, x, mask, &att, &out);
-    tensors_open(&list, (Args *)a);
-    *mask = mask_padding(a->batch, a->seq);
-    m->dim = a->dim;
-    tensor_free(&att); tensor_free(&out);
-}
-
-/* Free a module's tensors through the same list. */
-static void free_module(SelfAttV4 *m) {
-    Tensors list = {0};
-    Tensor none = {0};
-    selfatt_v4_tensors(&list, m, &none, &none, &none, &none);
-    tensors_close(&list, &(Args){0});
-}
-
+/* A module, its input and the notebook's padding mask, made through the program's
+ * own list of tensors as its main makes them (tests/reference.h), then --causal. */
 static void make_case(SelfAttV4 *m, Tensor *x, Tensor *mask, int B, int T, int D, int causal, uint64_t seed) {
     Args a = { .batch = B, .seq = T, .dim = D, .seed = seed };
     make_module(m, x, mask, &a);
     mask_final(mask, causal, T, T);
 }
 
-/* the explicit (B, T, T) pattern of a (B, T, T) or (T, T) mask */
-static float *visible(const Tensor *mask, int B, int T) {
-    float *vis = malloc((size_t)B * T * T * sizeof *vis);
-    for (long i = 0; i < (long)B * T * T; i++) vis[i] = mask->data[mask->ndim == 3 ? i : i % ((long)T * T)];
-    return vis;
-}
+/* the explicit (B, T, T) pattern of a mask */
+static float *visible(const Tensor *mask, int B, int T) { return ref_visible(mask, 3, (int[]){ B, T, T }); }
 
 static double max_diff(const float *got, const double *want, long n) {
     double worst = 0;
@@ -245,14 +217,9 @@ static void test_checklist(void) {
     Rng r;
     rng_seed(&r, 5);
     STUDENT(selfatt_v4_forward(out.data, att.data, drop.data, &m, x.data, &mask, 0.5f, &r, B, T));
-    double *dw = malloc((size_t)n * sizeof *dw), *v = malloc((size_t)out.size * sizeof *v);
-    double *mixed = calloc(out.size, sizeof *mixed), *want = malloc((size_t)out.size * sizeof *want);
-    ref_linear(v, x.data, NULL, &m.value_w, &m.value_b, (long)B * T, D);
-    for (long i = 0; i < n; i++) dw[i] = drop.data[i];
-    for (long r2 = 0; r2 < (long)B * T; r2++)
-        for (int i = 0; i < D; i++)
-            for (int s = 0; s < T; s++) mixed[r2 * D + i] += dw[r2 * T + s] * v[(r2 / T * T + s) * D + i];
-    ref_linear(want, NULL, mixed, &m.out_w, &m.out_b, (long)B * T, D);
+    double *dw = ref_doubles(drop.data, n), *want = malloc((size_t)out.size * sizeof *want);
+    RefWeights layers = weights_of(&m, RIGHT);
+    ref_output(want, dw, &layers, x.data, D, &(RefAttn){ .B = B, .T = T, .H = 1, .hd = D });
     close_ok(out.data, want, out.size, 1e-5, 0, "train mode: the output is output_proj(dropped weights @ V)");
     Tensor eval_out = tensor_new3(B, T, D), mutant = tensor_new3(B, T, D);
     STUDENT(selfatt_v4_forward(eval_out.data, att.data, drop.data, &m, x.data, &mask, 0.0f, NULL, B, T));
@@ -260,7 +227,7 @@ static void test_checklist(void) {
     rng_seed(&r, 5);
     dropout(mutant.data, mutant.size, 0.5f, &r);        /* the mistake: nn.Dropout on the output */
     ok(max_diff(mutant.data, want, out.size) > 1e-2, "dropout on the output instead of the weights fails that check");
-    free(dw); free(v); free(mixed); free(want);
+    free(dw); free(want);
     tensor_free(&eval_out); tensor_free(&mutant);
 
     free(vis); free(ratt); free(rout);

@@ -6,79 +6,28 @@
  * cases are ones the public tests do not use: sizes of 1, odd sizes, one key,
  * other seeds, and masks the public tests never give the forward pass (a (T, S)
  * pattern, one key pattern per head, a source that is hidden entirely, a
- * (B, 1, T, S) pattern with T == S). Each is checked against a reference
- * written here, in double precision, which reads the mask element by element
- * and leaves hidden keys out of the softmax instead of filling them. */
+ * (B, 1, T, S) pattern with T == S). Each is checked against the reference of
+ * tests/reference.h, in double precision, which reads the mask element by
+ * element and leaves hidden keys out of the softmax instead of filling them. */
 #define TESTING
 #include "cross_attention.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_CROSS_ATTENTION
+#include "reference.h"
 
-/* 1 if key s is visible to query t of head h in sequence b: the mask element
- * under score (b, h, t, s), the mask lined up with (B, H, T, S) from the right
- * and a size-1 axis read at 0. No mask: everything is visible. */
-static int visible(const Tensor *mask, int b, int h, int t, int s) {
-    if (!mask) return 1;
-    int at[4] = { b, h, t, s };
-    long j = 0;
-    for (int d = 0; d < mask->ndim; d++) {
-        int size = mask->shape[d], coord = at[4 - mask->ndim + d];
-        j = j * size + (size == 1 ? 0 : coord);
-    }
-    return mask->data[j] != 0.0f;
-}
-
-/* y (n, D) = x (n, D) @ w^T + b, in double. */
-static void project(double *y, const float *x, const Tensor *w, const Tensor *b, long n, int D) {
-    for (long r = 0; r < n; r++)
-        for (int o = 0; o < D; o++) {
-            double sum = b->data[o];
-            for (int i = 0; i < D; i++) sum += (double)x[r * D + i] * w->data[(long)o * D + i];
-            y[r * D + o] = sum;
-        }
-}
-
-/* The module in eval mode: att (B, H, T, S), out (B, T, D). Head h is columns
- * h*hd .. h*hd + hd - 1 of every projected row. A row whose keys are all hidden
- * is uniform, 1/S each, which is what filling with -1e20 gives. */
+/* The module in eval mode, tests/reference.h's pass: att (B, H, T, S), out (B, T, D).
+ * Head h is columns h*hd .. h*hd + hd - 1 of every projected row; the mask is read
+ * element by element, lined up with (B, H, T, S) from the right. A row whose keys
+ * are all hidden is uniform, 1/S each, which is what filling with -1e20 gives. */
 static void reference(double *att, double *out, const CrossAttention *m, const float *xq, const float *xk,
                       const float *xv, const Tensor *mask, int B, int T, int S) {
-    int D = m->dim, H = m->heads, hd = D / H;
-    double *q = malloc(sizeof *q * B * T * D), *k = malloc(sizeof *k * B * S * D), *v = malloc(sizeof *v * B * S * D);
-    double *mixed = calloc((size_t)B * T * D, sizeof *mixed), *w = malloc(sizeof *w * S);
-    project(q, xq, &m->q_w, &m->q_b, (long)B * T, D);
-    project(k, xk, &m->k_w, &m->k_b, (long)B * S, D);
-    project(v, xv, &m->v_w, &m->v_b, (long)B * S, D);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int t = 0; t < T; t++) {
-                double top = -INFINITY, sum = 0;
-                int seen = 0;
-                for (int s = 0; s < S; s++) {
-                    if (!visible(mask, b, h, t, s)) continue;
-                    double dot = 0;
-                    for (int i = 0; i < hd; i++)
-                        dot += q[((long)b * T + t) * D + h * hd + i] * k[((long)b * S + s) * D + h * hd + i];
-                    w[s] = dot / sqrt((double)hd);
-                    top = seen++ ? fmax(top, w[s]) : w[s];
-                }
-                for (int s = 0; s < S; s++) {
-                    w[s] = !seen ? 1.0 : visible(mask, b, h, t, s) ? exp(w[s] - top) : 0.0;
-                    sum += w[s];
-                }
-                for (int s = 0; s < S; s++) {
-                    att[(((long)b * H + h) * T + t) * S + s] = w[s] / sum;
-                    for (int i = 0; i < hd; i++)
-                        mixed[((long)b * T + t) * D + h * hd + i] += w[s] / sum * v[((long)b * S + s) * D + h * hd + i];
-                }
-            }
-    for (long r = 0; r < (long)B * T; r++)
-        for (int o = 0; o < D; o++) {
-            double y = m->o_b.data[o];
-            for (int i = 0; i < D; i++) y += mixed[r * D + i] * m->o_w.data[(long)o * D + i];
-            out[r * D + o] = y;
-        }
-    free(q); free(k); free(v); free(mixed); free(w);
+    int D = m->dim, H = m->heads;
+    RefWeights w = { m->q_w.data, m->q_b.data, m->k_w.data, m->k_b.data, m->v_w.data, m->v_b.data, m->o_w.data,
+                     m->o_b.data };
+    float *vis = ref_visible(mask, 4, (int[]){ B, H, T, S });
+    ref_attention(out, att, &w, xq, xk, xv, D, &(RefAttn){ .B = B, .T = T, .S = S, .H = H, .hd = D / H, .vis = vis });
+    free(vis);
 }
 
 /* Largest |got - want| over n numbers; NaN if any got is NaN. */
@@ -90,26 +39,6 @@ static double worst(const float *got, const double *want, long n) {
         e = fmax(e, d);
     }
     return e;
-}
-
-/* The layers, Q, K, V and the source padding mask drawn from `seed` through the
- * program's own list of tensors, as cross_attention makes them without --load. */
-static void make_module(CrossAttention *m, Tensor *q, Tensor *k, Tensor *v, Tensor *pad, const Args *a) {
-    Tensors list = {0};
-    Tensor att, out;
-    cross_attention_tensors(&list, m, q, k, v, pad, &att, &out);
-    tensors_open(&list, (Args *)a);
-    *pad = mask_source_padding(a->batch, a->kv_seq);
-    m->dim = a->dim, m->heads = a->heads;
-    tensor_free(&att); tensor_free(&out);
-}
-
-/* Free them through the same list. */
-static void free_module(CrossAttention *m, Tensor *q, Tensor *k, Tensor *v, Tensor *pad) {
-    Tensors list = {0};
-    Tensor none = {0};
-    cross_attention_tensors(&list, m, q, k, v, pad, &none, &none);
-    tensors_close(&list, &(Args){0});
 }
 
 /* A case drawn from `seed` by the program itself, run through the forward pass

@@ -9,74 +9,33 @@
  * one key/value head, q and k weights made larger so that the maps are far from
  * uniform, and a cache with room for five tokens more than are decoded, the room
  * filled with 1e30 (a step that reads past its keys is far off, not NaN). Each is
- * checked against the double-precision reference below, written for this file:
- * token t's query head h against the keys and values of tokens 0..t of key/value
- * head h / (H/G), as repeat_interleave pairs them, and nothing else. */
+ * checked against the double-precision reference of tests/reference.h: token t's
+ * query head h against the keys and values of tokens 0..t of key/value head
+ * h / (H/G), as repeat_interleave pairs them, and nothing else. */
 #define TESTING
 #include "decode.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_GQA
+#include "reference.h"
 
-/* A module and its input X as decode makes them from a seed, through gqa's list of
- * tensors, and the module's tensors freed through the same list. */
-static void make_module(GQA *m, Tensor *x, const Args *a) {
-    Tensors list = {0};
-    Tensor mask, att, out;
-    gqa_tensors(&list, m, x, &mask, &att, &out);
-    tensors_open(&list, (Args *)a);
-    m->dim = a->dim, m->heads = a->heads, m->kv_heads = a->kv_heads;
-    tensor_free(&att); tensor_free(&out);
-}
-
-static void free_module(GQA *m) {
-    Tensors list = {0};
-    Tensor none = {0};
-    gqa_tensors(&list, m, &none, &none, &none, &none);
-    tensors_close(&list, &(Args){0});
-}
-
-/* y (N, out) = x (N, in) @ w^T + b, in double. */
-static void lin(double *y, const double *x, const Tensor *w, const Tensor *b, long N, int in, int out) {
-    for (long r = 0; r < N; r++)
-        for (int o = 0; o < out; o++) {
-            double acc = b->data[o];
-            for (int i = 0; i < in; i++) acc += x[r * in + i] * (double)w->data[(long)o * in + i];
-            y[r * out + o] = acc;
-        }
-}
-
-/* Causal GQA in double. out (B, T, D); kc (B, G, T, hd): every token's key. */
+/* Causal GQA in double, tests/reference.h's pass: query head h of token t against
+ * the keys and values of tokens 0..t of key/value head h / (H/G). out (B, T, D);
+ * kc (B, G, T, hd): every token's key. */
 static void ref_decode(double *out, double *kc, const GQA *m, const Tensor *x, int B, int T) {
-    int D = m->dim, H = m->heads, G = m->kv_heads, hd = D / H, W = G * hd, R = H / G;
+    int D = m->dim, H = m->heads, G = m->kv_heads, hd = D / H, W = G * hd;
     long BT = (long)B * T;
-    double *xd = malloc(sizeof(double) * BT * D), *q = malloc(sizeof(double) * BT * D);
-    double *k = malloc(sizeof(double) * BT * W), *v = malloc(sizeof(double) * BT * W);
-    double *cat = calloc(BT * D, sizeof(double)), *w = malloc(sizeof(double) * T);
-    for (long i = 0; i < BT * D; i++) xd[i] = x->data[i];
-    lin(q, xd, &m->q_w, &m->q_b, BT, D, D);
-    lin(k, xd, &m->k_w, &m->k_b, BT, D, W);
-    lin(v, xd, &m->v_w, &m->v_b, BT, D, W);
+    RefWeights w = { m->q_w.data, m->q_b.data, m->k_w.data, m->k_b.data, m->v_w.data, m->v_b.data, m->o_w.data,
+                     m->o_b.data };
+    ref_attention(out, NULL, &w, x->data, x->data, x->data, D, &(RefAttn){ .B = B, .T = T, .H = H, .G = G, .hd = hd,
+                                                                           .causal = 1 });
+    double *xd = ref_doubles(x->data, BT * D), *k = ref_new(BT * W);
+    ref_linear(k, xd, w.k_w, w.k_b, BT, D, W);
     for (int b = 0; b < B; b++)
         for (int g = 0; g < G; g++)
             for (int s = 0; s < T; s++)
                 for (int i = 0; i < hd; i++) kc[(((long)b * G + g) * T + s) * hd + i] = k[((long)b * T + s) * W + g * hd + i];
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++)
-            for (int h = 0; h < H; h++) {
-                int kv = h / R * hd;                         /* the first column of its key head */
-                double top = -INFINITY, sum = 0;
-                for (int s = 0; s <= t; s++) {
-                    double dot = 0;
-                    for (int i = 0; i < hd; i++) dot += q[((long)b * T + t) * D + h * hd + i] * k[((long)b * T + s) * W + kv + i];
-                    w[s] = dot / sqrt((double)hd);
-                    top = fmax(top, w[s]);
-                }
-                for (int s = 0; s <= t; s++) sum += w[s] = exp(w[s] - top);
-                for (int s = 0; s <= t; s++)
-                    for (int i = 0; i < hd; i++) cat[((long)b * T + t) * D + h * hd + i] += w[s] / sum * v[((long)b * T + s) * W + kv + i];
-            }
-    lin(out, cat, &m->o_w, &m->o_b, BT, D, D);
-    free(xd); free(q); free(k); free(v); free(cat); free(w);
+    free(xd); free(k);
 }
 
 /* Two tests: the outputs of T steps and the cache's keys against the reference. The

@@ -7,89 +7,42 @@
  * size, hd = 1 with an odd D, seeds of their own, weights made larger so that
  * the maps are far from uniform, masks of shape (B, 1, 1, T) with --causal,
  * (H, T, T) and (T), and training mode. Each is checked against the
- * double-precision reference below, written for this file: it reads head h of
- * position t straight out of the projections (columns h*hd .. h*hd + hd - 1),
- * fills hidden scores with -1e20 as the seed does, and never splits or merges. */
+ * double-precision reference of tests/reference.h: it reads head h of position t
+ * straight out of the projections (columns h*hd .. h*hd + hd - 1), leaves hidden
+ * scores out of the softmax as the seed's -1e20 does, and never splits or merges. */
 #define TESTING
 #include "mha.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_MHA
+#include "reference.h"
 
-/* y (N, D) = x (N, D) @ w^T + b, in double. */
-static void lin(double *y, const double *x, const Tensor *w, const Tensor *b, long N, int D) {
-    for (long r = 0; r < N; r++)
-        for (int o = 0; o < D; o++) {
-            double acc = b->data[o];
-            for (int i = 0; i < D; i++) acc += x[r * D + i] * (double)w->data[(long)o * D + i];
-            y[r * D + o] = acc;
-        }
-}
-
-/* Is key s visible to query t of head h in sequence b? The mask (any shape that
- * broadcasts to (B, H, T, T), or NULL) is read from the right. */
-static int visible(const Tensor *mask, int b, int h, int t, int s) {
-    if (!mask) return 1;
-    int coord[4] = { b, h, t, s };
-    long j = 0;
-    for (int d = 0; d < mask->ndim; d++) {
-        int n = mask->shape[d], c = coord[4 - mask->ndim + d];
-        j = j * n + (n == 1 ? 0 : c);
-    }
-    return mask->data[j] != 0.0f;
-}
-
-/* MultiHeadAttention in double, as the seed writes it. drop (B, H, T, T), or
- * NULL in eval mode: the weights that multiply V (the program's, for its
- * draws); otherwise att itself. att (B, H, T, T) and out (B, T, D) are written. */
+/* MultiHeadAttention in double, by tests/reference.h's steps: head h of position t
+ * read straight out of the projections, hidden scores out of the softmax as -1e20
+ * takes them out. drop (B, H, T, T), or NULL in eval mode: the weights that multiply V
+ * (the program's, for its draws); otherwise att itself. att (B, H, T, T) and out
+ * (B, T, D) are written. */
 static void ref_mha(double *out, double *att, const MHA *m, const Tensor *x, const Tensor *mask,
                     const float *drop, int B, int T) {
-    int D = m->dim, H = m->heads, hd = D / H;
-    long BT = (long)B * T;
-    double *xd = malloc(sizeof(double) * BT * D), *q = malloc(sizeof(double) * BT * D);
-    double *k = malloc(sizeof(double) * BT * D), *v = malloc(sizeof(double) * BT * D);
-    double *cat = calloc(BT * D, sizeof(double));
-    for (long i = 0; i < BT * D; i++) xd[i] = x->data[i];
-    lin(q, xd, &m->query_w, &m->query_b, BT, D);
-    lin(k, xd, &m->key_w, &m->key_b, BT, D);
-    lin(v, xd, &m->value_w, &m->value_b, BT, D);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int t = 0; t < T; t++) {
-                double *row = att + (((long)b * H + h) * T + t) * T, top = -INFINITY, sum = 0;
-                for (int s = 0; s < T; s++) {
-                    double dot = 0;
-                    for (int i = 0; i < hd; i++) dot += q[(b * T + t) * (long)D + h * hd + i] * k[(b * T + s) * (long)D + h * hd + i];
-                    row[s] = visible(mask, b, h, t, s) ? dot / sqrt((double)hd) : -1e20;
-                    if (row[s] > top) top = row[s];
-                }
-                for (int s = 0; s < T; s++) sum += row[s] = exp(row[s] - top);
-                for (int s = 0; s < T; s++) row[s] /= sum;
-                const float *w = drop ? drop + (((long)b * H + h) * T + t) * T : NULL;
-                for (int i = 0; i < hd; i++)
-                    for (int s = 0; s < T; s++)
-                        cat[(b * T + t) * (long)D + h * hd + i] += (w ? w[s] : row[s]) * v[(b * T + s) * (long)D + h * hd + i];
-            }
-    lin(out, cat, &m->out_w, &m->out_b, BT, D);
-    free(xd); free(q); free(k); free(v); free(cat);
+    int D = m->dim, H = m->heads;
+    RefWeights w = { m->query_w.data, m->query_b.data, m->key_w.data, m->key_b.data, m->value_w.data,
+                     m->value_b.data, m->out_w.data, m->out_b.data };
+    float *vis = ref_visible(mask, 4, (int[]){ B, H, T, T });
+    RefAttn a = { .B = B, .T = T, .H = H, .hd = D / H, .vis = vis };
+    ref_attention(out, att, &w, x->data, x->data, x->data, D, &a);
+    if (drop) {
+        double *dropped = ref_doubles(drop, (long)B * H * T * T);
+        ref_output(out, dropped, &w, x->data, D, &a);
+        free(dropped);
+    }
+    free(vis);
 }
 
-/* A module from `seed`, made through the program's own list of tensors, its
- * q_proj and k_proj weights times `sharpen`. */
+/* A module from `seed`, made through the program's own list of tensors
+ * (tests/reference.h), its q_proj and k_proj weights times `sharpen`. */
 static void module(MHA *m, Tensor *x, int B, int T, int D, int H, uint64_t seed, float sharpen) {
-    Args a = { .batch = B, .seq = T, .dim = D, .heads = H, .seed = seed };
-    Tensors list = {0};
-    mha_tensors(&list, m, x, NULL, NULL, NULL);
-    tensors_open(&list, &a);
-    m->dim = D, m->heads = H;
+    make_module(m, x, NULL, &(Args){ .batch = B, .seq = T, .dim = D, .heads = H, .seed = seed });
     for (long i = 0; i < m->query_w.size; i++) m->query_w.data[i] *= sharpen, m->key_w.data[i] *= sharpen;
-}
-
-/* Free a module's weights through the same list. */
-static void module_free(MHA *m) {
-    Tensors list = {0};
-    Tensor none = {0};
-    mha_tensors(&list, m, &none, NULL, NULL, NULL);
-    tensors_close(&list, &(Args){0});
 }
 
 /* Two tests: the program's weights and output against the reference, eval mode. */
@@ -106,7 +59,7 @@ static void eval_case(const char *what, int B, int T, int D, int H, uint64_t see
     close_ok(out.data, rout, out.size, 1e-5, 0, "%s: the output matches the reference", what);
     free(ratt); free(rout);
     tensor_free(&att); tensor_free(&drop); tensor_free(&out); tensor_free(&x);
-    module_free(&m);
+    free_module(&m);
 }
 
 /* One position, three heads of an odd size, no mask: every weight is 1, and the
@@ -166,7 +119,7 @@ static void test_train(void) {
     close_ok(out.data, rout, out.size, 1e-5, 0, "(B, T, D, H) = (2, 5, 7, 7), --train: the output is o_proj of the kept weights @ v, heads merged");
     free(ratt); free(rout); free(want);
     tensor_free(&att); tensor_free(&drop); tensor_free(&out); tensor_free(&x); tensor_free(&keys);
-    module_free(&m);
+    free_module(&m);
 }
 
 /* Tested elsewhere, through the program. */

@@ -7,13 +7,14 @@
  * (p = 0 exactly, as -inf makes them) and one-hot rows, against the explicit Jacobian
  * diag(p) - p p^T built here in double; and the whole backward pass on an odd shape,
  * heads of two numbers in three groups of two, with padding and a causal mask and
- * sharpened weights, against central differences of a double reference written for
- * this file; and one position, where the softmax has one key and q and k learn
+ * sharpened weights, against central differences of tests/reference.h's double
+ * reference; and one position, where the softmax has one key and q and k learn
  * nothing. */
 #define TESTING
 #include "mha_backward.c"
 #include "tap.h"
 #include "run.h"
+#include "reference.h"
 
 /* 1 if any of the n numbers is not 0: a pass stopped at a stub leaves its outputs zero. */
 static int written(const float *a, long n) {
@@ -80,54 +81,26 @@ static void test_one_hot(void) {
 
 /* ---- the whole pass against differences, in double ----------------------------------------- */
 
-typedef struct Ref { int B, T, D, H, G; const Tensor *mask; double *p[9]; long n[9]; const float *dout; } Ref;
+typedef struct Ref { int B, T, D, H, G; const float *vis; double *p[9]; long n[9]; const float *dout; } Ref;
 
-static int seen(const Ref *c, int b, int h, int t, int s) {
-    const Tensor *m = c->mask;
-    if (!m) return 1;
-    int coord[4] = { b, h, t, s };
-    long j = 0;
-    for (int d = 0; d < m->ndim; d++) j = j * m->shape[d] + (m->shape[d] == 1 ? 0 : coord[4 - m->ndim + d]);
-    return m->data[j] != 0.0f;
-}
-
-static void lin(double *y, const double *x, const double *w, const double *b, long N, int in, int out) {
-    for (long r = 0; r < N; r++)
-        for (int o = 0; o < out; o++) {
-            double acc = b[o];
-            for (int i = 0; i < in; i++) acc += x[r * in + i] * w[(long)o * in + i];
-            y[r * out + o] = acc;
-        }
-}
-
-/* sum(out * dout) of GQA in double, one query head at a time, head h on key head h / R. */
+/* sum(out * dout) of GQA in double, by tests/reference.h's steps with the weights in
+ * double: one query head at a time, head h on key head h / R, vis (B, H, T, T) (or
+ * NULL) hiding keys as -inf does. */
 static double loss(const Ref *c) {
-    int B = c->B, T = c->T, D = c->D, H = c->H, hd = D / H, W = c->G * hd, R = H / c->G;
+    int B = c->B, T = c->T, D = c->D, H = c->H, hd = D / H, W = c->G * hd;
     long BT = (long)B * T;
-    double *q = malloc(sizeof(double) * BT * D), *k = malloc(sizeof(double) * BT * W);
-    double *v = malloc(sizeof(double) * BT * W), *cat = calloc(BT * D, sizeof(double));
-    double *out = malloc(sizeof(double) * BT * D), w[64], L = 0;
-    lin(q, c->p[8], c->p[0], c->p[1], BT, D, D);
-    lin(k, c->p[8], c->p[2], c->p[3], BT, D, W);
-    lin(v, c->p[8], c->p[4], c->p[5], BT, D, W);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int t = 0; t < T; t++) {
-                double top = -INFINITY, sum = 0;
-                for (int s = 0; s < T; s++) {
-                    double dot = 0;
-                    for (int i = 0; i < hd; i++) dot += q[(b * T + t) * (long)D + h * hd + i] * k[(b * T + s) * (long)W + h / R * hd + i];
-                    w[s] = seen(c, b, h, t, s) ? dot / sqrt((double)hd) : -INFINITY;
-                    top = fmax(top, w[s]);
-                }
-                for (int s = 0; s < T; s++) sum += w[s] = exp(w[s] - top);
-                for (int s = 0; s < T; s++)
-                    for (int i = 0; i < hd; i++)
-                        cat[(b * T + t) * (long)D + h * hd + i] += w[s] / sum * v[(b * T + s) * (long)W + h / R * hd + i];
-            }
-    lin(out, cat, c->p[6], c->p[7], BT, D, D);
+    RefAttn a = { .B = B, .T = T, .H = H, .G = c->G, .hd = hd, .vis = c->vis, .hide = REF_FILL_INF };
+    double *q = ref_new(BT * D), *k = ref_new(BT * W), *v = ref_new(BT * W), *att = ref_new(BT * H * T);
+    double *cat = ref_new(BT * D), *out = ref_new(BT * D), L = 0;
+    ref_linear64(q, c->p[8], c->p[0], c->p[1], BT, D, D);
+    ref_linear64(k, c->p[8], c->p[2], c->p[3], BT, D, W);
+    ref_linear64(v, c->p[8], c->p[4], c->p[5], BT, D, W);
+    ref_scores(att, q, k, &a);
+    ref_softmax(att, &a);
+    ref_mix(cat, att, v, &a);
+    ref_linear64(out, cat, c->p[6], c->p[7], BT, D, D);
     for (long i = 0; i < BT * D; i++) L += out[i] * c->dout[i];
-    free(q); free(k); free(v); free(cat); free(out);
+    free(q); free(k); free(v); free(att); free(cat); free(out);
     return L;
 }
 
@@ -154,7 +127,8 @@ static void run_case(double worst[9], double *abs_qk, int B, int T, int D, int H
     Saved s = {0};
     STUDENT(s = forward_keep(out.data, att.data, &m, x.data, mask, B, T));
     if (s.merged.data) STUDENT(gqa_backward(&grad, dx.data, ds.data, &m, &s, x.data, dout.data, mask, B, T));
-    Ref c = { B, T, D, H, G, mask, .dout = dout.data };
+    float *vis = ref_visible(mask, 4, (int[]){ B, H, T, T });
+    Ref c = { B, T, D, H, G, vis, .dout = dout.data };
     for (int i = 0; i < 9; i++) {
         const Tensor *t = i < 8 ? w[i] : &x;
         c.n[i] = t->size;
@@ -190,6 +164,7 @@ static void run_case(double worst[9], double *abs_qk, int B, int T, int D, int H
         if (i == 8 && !written(got, c.n[i])) worst[i] = INFINITY;      /* a stub's zeros */
     }
     for (int i = 0; i < 9; i++) free(c.p[i]), free(fd[i]);
+    free(vis);
     saved_free(&s);
     for (int i = 0; i < 8; i++) tensor_free(gw[i]);
     tensor_free(&dout); tensor_free(&dx); tensor_free(&ds);

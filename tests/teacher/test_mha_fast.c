@@ -9,11 +9,14 @@
  * blocks (a maximum that starts from 0 makes every weight 0, and 0 / 0);
  * and both flash rungs on (2, 97, 40, 5) with q and k weights made 4 times
  * larger, a (B, H, 1, T) mask and --causal, so that some queries see only key 0.
- * Each is checked against a double-precision reference written for this file. */
+ * Each is checked against a double-precision reference: written here for the core,
+ * tests/reference.h's for the module. */
 #define TESTING
 #include "mha_fast.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_MHA
+#include "reference.h"
 
 /* ---- one head through the core ------------------------------------------ */
 
@@ -81,51 +84,22 @@ static void test_flat(void) {
 
 static void test_module(void) {
     int B = 2, T = 97, D = 40, H = 5, hd = D / H;
-    Args a = { .batch = B, .seq = T, .dim = D, .heads = H, .seed = 2024 };
-    MHA m = { .dim = D, .heads = H };
+    MHA m = {0};
     Tensor x;
-    Tensors list = {0};
-    mha_tensors(&list, &m, &x, NULL, NULL, NULL);       /* mha's weights and X, through its own list */
-    tensors_open(&list, &a);
+    make_module(&m, &x, NULL, &(Args){ .batch = B, .seq = T, .dim = D, .heads = H, .seed = 2024 });   /* as mha does */
     for (long i = 0; i < m.query_w.size; i++) m.query_w.data[i] *= 4.0f, m.key_w.data[i] *= 4.0f;
     Tensor mask = tensor_new(4, (int[]){ B, H, 1, T });        /* per sequence and head, the same for every query */
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++)
             for (int s = 0; s < T; s++) mask.data[(b * H + h) * T + s] = s == 0 || (s * 3 + b + h) % 4 != 0;
-    /* the reference: heads one at a time, in double, hidden keys left out */
-    long BT = (long)B * T, n = BT * D;
-    double *q = calloc(n, sizeof *q), *k = calloc(n, sizeof *k), *v = calloc(n, sizeof *v);
-    double *mixed = calloc(n, sizeof *mixed), *want = calloc(n, sizeof *want), *wt = calloc(T, sizeof *wt);
-    const Tensor *wts[4] = { &m.query_w, &m.key_w, &m.value_w, &m.out_w }, *bs[4] = { &m.query_b, &m.key_b, &m.value_b, &m.out_b };
-    double *outs[3] = { q, k, v };
-    for (int p = 0; p < 3; p++)
-        for (long r = 0; r < BT; r++)
-            for (int o = 0; o < D; o++) {
-                double sum = bs[p]->data[o];
-                for (int i = 0; i < D; i++) sum += (double)x.data[r * D + i] * wts[p]->data[o * D + i];
-                outs[p][r * D + o] = sum;
-            }
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int t = 0; t < T; t++) {
-                double best = -INFINITY, total = 0.0;
-                for (int s = 0; s < T; s++) {
-                    double dot = 0.0;
-                    for (int i = 0; i < hd; i++) dot += q[((long)b * T + t) * D + h * hd + i] * k[((long)b * T + s) * D + h * hd + i];
-                    wt[s] = s <= t && mask.data[(b * H + h) * T + s] != 0.0f ? dot / sqrt((double)hd) : -INFINITY;
-                    best = fmax(best, wt[s]);
-                }
-                for (int s = 0; s < T; s++) total += wt[s] = exp(wt[s] - best);
-                for (int i = 0; i < hd; i++)
-                    for (int s = 0; s < T; s++)
-                        mixed[((long)b * T + t) * D + h * hd + i] += wt[s] / total * v[((long)b * T + s) * D + h * hd + i];
-            }
-    for (long r = 0; r < BT; r++)
-        for (int o = 0; o < D; o++) {
-            double sum = m.out_b.data[o];
-            for (int i = 0; i < D; i++) sum += mixed[r * D + i] * wts[3]->data[o * D + i];
-            want[r * D + o] = sum;
-        }
+    /* the reference: tests/reference.h's, heads one at a time, in double, hidden keys left out */
+    long n = (long)B * T * D;
+    double *want = calloc(n, sizeof *want);
+    float *seen = ref_visible(&mask, 4, (int[]){ B, H, T, T });
+    RefWeights w = { m.query_w.data, m.query_b.data, m.key_w.data, m.key_b.data, m.value_w.data, m.value_b.data,
+                     m.out_w.data, m.out_b.data };
+    ref_attention(want, NULL, &w, x.data, x.data, x.data, D, &(RefAttn){ .B = B, .T = T, .H = H, .hd = hd,
+                                                                          .vis = seen, .causal = 1 });
     float *got = calloc(n, sizeof *got);
     Visibility vis = visibility(&mask, 1);
     for (int r = 4; r <= FASTEST; r++) {
@@ -137,9 +111,9 @@ static void test_module(void) {
         fast_free_prepared(&f);
     }
     fast_threads_done();
-    free(q); free(k); free(v); free(mixed); free(want); free(wt); free(got);
-    tensor_free(&mask);
-    tensors_close(&list, &a);
+    free(want); free(seen); free(got);
+    tensor_free(&mask); tensor_free(&x);
+    free_module(&m);
 }
 
 int main(void) {

@@ -7,56 +7,32 @@
  * ones the public tests do not use: sizes of 1, one query, odd sizes, a single
  * wide head, other seeds, and queries and keys both grown until scores lie
  * tens of thousands apart, where adding -10000 and filling differ. Each is
- * checked against a reference written here in double precision, from the
+ * checked against tests/reference.h's reference in double precision, from the
  * notebook's formula: softmax(q k^T + triu(ones(T, T), 1) * -10000), no scale. */
 #define TESTING
 #include "mhsa_relu.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_MHSA_RELU
+#include "reference.h"
 
-/* y (n, D) = x (n, D) @ w^T + b, in double; x in float or in double. */
-static void project(double *y, const float *xf, const double *xd, const Tensor *w, const Tensor *b, long n, int D) {
-    for (long r = 0; r < n; r++)
-        for (int o = 0; o < D; o++) {
-            double sum = b->data[o];
-            for (int i = 0; i < D; i++) sum += (xf ? xf[r * D + i] : xd[r * D + i]) * (double)w->data[(long)o * D + i];
-            y[r * D + o] = sum;
-        }
-}
-
-/* The module: att (B, H, T, T) after the softmax, out (B, T, D) after the ReLU,
- * and raw (B, H, T, T), the scores q . k before anything is added. Head h is
- * columns h*hd .. h*hd + hd - 1 of the projections. */
+/* The module by tests/reference.h's steps: att (B, H, T, T) after the softmax, out
+ * (B, T, D) after the ReLU, and raw (B, H, T, T), the scores q . k before anything
+ * is added. Head h is columns h*hd .. h*hd + hd - 1 of the projections; no scale;
+ * with causal set, -10000 added to the keys after the query. */
 static void reference(double *att, double *out, double *raw, const MhsaRelu *m, const float *x, int causal, int B, int T) {
-    int D = m->dim, H = m->heads, hd = D / H;
+    int D = m->dim;
     long BT = (long)B * T;
-    double *q = malloc(sizeof *q * BT * D), *k = malloc(sizeof *k * BT * D), *v = malloc(sizeof *v * BT * D);
-    double *mixed = calloc((size_t)(BT * D), sizeof *mixed);
-    project(q, x, NULL, &m->wq, &m->bq, BT, D);
-    project(k, x, NULL, &m->wk, &m->bk, BT, D);
-    project(v, x, NULL, &m->wv, &m->bv, BT, D);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int t = 0; t < T; t++) {
-                long row = (((long)b * H + h) * T + t) * T;
-                double top = -INFINITY, sum = 0;
-                for (int s = 0; s < T; s++) {
-                    double dot = 0;
-                    for (int i = 0; i < hd; i++) dot += q[((long)b * T + t) * D + h * hd + i] * k[((long)b * T + s) * D + h * hd + i];
-                    raw[row + s] = dot;
-                    att[row + s] = dot + (causal && s > t ? -10000.0 : 0.0);
-                    if (att[row + s] > top) top = att[row + s];
-                }
-                for (int s = 0; s < T; s++) sum += att[row + s] = exp(att[row + s] - top);
-                for (int s = 0; s < T; s++) {
-                    att[row + s] /= sum;
-                    for (int i = 0; i < hd; i++)
-                        mixed[((long)b * T + t) * D + h * hd + i] += att[row + s] * v[((long)b * T + s) * D + h * hd + i];
-                }
-            }
-    project(out, NULL, mixed, &m->wo, &m->bo, BT, D);
+    RefWeights w = { m->wq.data, m->bq.data, m->wk.data, m->bk.data, m->wv.data, m->bv.data, m->wo.data, m->bo.data };
+    RefAttn a = { .B = B, .T = T, .H = m->heads, .hd = D / m->heads, .divisor = 1.0, .causal = causal,
+                  .hide = REF_ADD_10000 };
+    double *xd = ref_doubles(x, BT * D), *q = ref_new(BT * D), *k = ref_new(BT * D);
+    ref_linear(q, xd, w.q_w, w.q_b, BT, D, D);
+    ref_linear(k, xd, w.k_w, w.k_b, BT, D, D);
+    ref_scores(raw, q, k, &a);
+    ref_attention(out, att, &w, x, x, x, D, &a);
     for (long i = 0; i < BT * D; i++) if (out[i] < 0) out[i] = 0;
-    free(q); free(k); free(v); free(mixed);
+    free(xd); free(q); free(k);
 }
 
 /* Largest |got - want| over n numbers; NaN if any got is NaN. */
@@ -77,12 +53,8 @@ static double worst(const float *got, const double *want, long n) {
  * visible one, and one whose visible scores all lie below -10100. */
 static void check(const char *what, int B, int T, int D, int H, int causal, uint64_t seed, float grow, int want_far) {
     MhsaRelu m = {0};
-    Tensor x, att0, out0;
-    Tensors list = {0};
-    Args a = { .batch = B, .seq = T, .dim = D, .heads = H, .seed = seed };
-    mhsa_relu_tensors(&list, &m, &x, &att0, &out0);
-    tensors_open(&list, &a);                     /* the module as the program's main makes it */
-    m.dim = D, m.heads = H;
+    Tensor x;
+    make_module(&m, &x, &(Args){ .batch = B, .seq = T, .dim = D, .heads = H, .seed = seed });   /* as main makes it */
     Tensor *grown[4] = { &m.wq, &m.bq, &m.wk, &m.bk };
     for (int g = 0; g < 4; g++)
         for (long i = 0; i < grown[g]->size; i++) grown[g]->data[i] *= grow;
@@ -108,8 +80,8 @@ static void check(const char *what, int B, int T, int D, int H, int causal, uint
     if (!pass) diag("largest error: %g in the weights (atol 1e-6), %g in the output (atol 1e-5)%s", ea, eo,
                     want_far && !(above && below) ? "; the case has lost the rows it is for" : "");
     free(ratt); free(raw); free(rout);
-    tensor_free(&att); tensor_free(&out);
-    tensors_close(&list, &(Args){0});             /* frees x, the weights and att0, out0 */
+    tensor_free(&att); tensor_free(&out); tensor_free(&x);
+    free_module(&m);
 }
 
 static void test_hidden_cases(void) {

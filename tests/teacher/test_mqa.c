@@ -7,84 +7,27 @@
  * number, an odd number of heads of an odd size, weights made larger so that the
  * maps are far from uniform, a (B, 1, 1, T) padding mask with --causal, and an
  * (H, T, T) mask that hides every key of one query in one head (NaN there, as
- * -inf makes it). Each is checked against the double-precision reference below,
- * written for this file: it scores every query head against the single key
- * head, one head at a time, and leaves hidden keys out of the softmax. */
+ * -inf makes it). Each is checked against the double-precision reference of
+ * tests/reference.h: it scores every query head against the single key head,
+ * one head at a time, and leaves hidden keys out of the softmax. */
 #define TESTING
 #include "mqa.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_MQA
+#include "reference.h"
 
-/* A module and its input x as mqa makes them from a seed, through the program's
- * own list of tensors, and the module's tensors freed through the same list. */
-static void make_module(MQA *m, Tensor *x, const Args *a) {
-    Tensors list = {0};
-    Tensor mask, att, out;
-    mqa_tensors(&list, m, x, &mask, &att, &out);
-    tensors_open(&list, (Args *)a);
-    m->dim = a->dim, m->heads = a->heads;
-    tensor_free(&att); tensor_free(&out);
-}
-
-static void free_module(MQA *m) {
-    Tensors list = {0};
-    Tensor none = {0};
-    mqa_tensors(&list, m, &none, &none, &none, &none);
-    tensors_close(&list, &(Args){0});
-}
-
-/* y (N, out) = x (N, in) @ w^T + b, in double. */
-static void lin(double *y, const double *x, const Tensor *w, const Tensor *b, long N, int in, int out) {
-    for (long r = 0; r < N; r++)
-        for (int o = 0; o < out; o++) {
-            double acc = b->data[o];
-            for (int i = 0; i < in; i++) acc += x[r * in + i] * (double)w->data[(long)o * in + i];
-            y[r * out + o] = acc;
-        }
-}
-
-/* Is key s visible to query t of head h in sequence b? The mask (any shape that
- * broadcasts to (B, H, T, T), or NULL) is read from the right. */
-static int visible(const Tensor *mask, int b, int h, int t, int s) {
-    if (!mask) return 1;
-    int coord[4] = { b, h, t, s };
-    long j = 0;
-    for (int d = 0; d < mask->ndim; d++) {
-        int n = mask->shape[d], c = coord[4 - mask->ndim + d];
-        j = j * n + (n == 1 ? 0 : c);
-    }
-    return mask->data[j] != 0.0f;
-}
-
-/* MultiQueryAttention in double: K and V are (B, T, hd), one head for all H
- * query heads. A query that sees no key gets NaN weights, as softmax of -inf. */
+/* MultiQueryAttention in double, tests/reference.h's pass: K and V are (B, T, hd),
+ * one head for all H query heads. A query that sees no key gets NaN weights, as
+ * softmax of -inf. */
 static void ref_mqa(double *out, double *att, const MQA *m, const Tensor *x, const Tensor *mask, int B, int T) {
-    int D = m->dim, H = m->heads, hd = D / H;
-    long BT = (long)B * T;
-    double *xd = malloc(sizeof(double) * BT * D), *q = malloc(sizeof(double) * BT * D);
-    double *k = malloc(sizeof(double) * BT * hd), *v = malloc(sizeof(double) * BT * hd);
-    double *cat = calloc(BT * D, sizeof(double));
-    for (long i = 0; i < BT * D; i++) xd[i] = x->data[i];
-    lin(q, xd, &m->q_w, &m->q_b, BT, D, D);
-    lin(k, xd, &m->k_w, &m->k_b, BT, D, hd);
-    lin(v, xd, &m->v_w, &m->v_b, BT, D, hd);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int t = 0; t < T; t++) {
-                double *row = att + (((long)b * H + h) * T + t) * T, top = -INFINITY, sum = 0;
-                for (int s = 0; s < T; s++) {
-                    double dot = 0;
-                    for (int i = 0; i < hd; i++) dot += q[(b * T + t) * (long)D + h * hd + i] * k[(b * T + s) * (long)hd + i];
-                    row[s] = visible(mask, b, h, t, s) ? dot / sqrt((double)hd) : -INFINITY;
-                    if (row[s] > top) top = row[s];
-                }
-                for (int s = 0; s < T; s++) sum += row[s] = top == -INFINITY ? NAN : exp(row[s] - top);
-                for (int s = 0; s < T; s++) row[s] /= sum;
-                for (int i = 0; i < hd; i++)
-                    for (int s = 0; s < T; s++) cat[(b * T + t) * (long)D + h * hd + i] += row[s] * v[(b * T + s) * (long)hd + i];
-            }
-    lin(out, cat, &m->o_w, &m->o_b, BT, D, D);
-    free(xd); free(q); free(k); free(v); free(cat);
+    int D = m->dim, H = m->heads;
+    RefWeights w = { m->q_w.data, m->q_b.data, m->k_w.data, m->k_b.data, m->v_w.data, m->v_b.data, m->o_w.data,
+                     m->o_b.data };
+    float *vis = ref_visible(mask, 4, (int[]){ B, H, T, T });
+    ref_attention(out, att, &w, x->data, x->data, x->data, D, &(RefAttn){ .B = B, .T = T, .H = H, .G = 1, .hd = D / H,
+                                                                          .vis = vis, .hide = REF_FILL_INF });
+    free(vis);
 }
 
 /* Two tests: the program's weights and output against the reference. W_Q and

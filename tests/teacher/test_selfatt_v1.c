@@ -4,62 +4,32 @@
  * these cases. `make test` and `make grade` run them in the full book; to grade a
  * student's tree, run `make grade TEACHER_TESTS=/path/to/the/book/tests/teacher`
  * there. Every case is checked against a double-precision reference written
- * here, independently of the chapter and of tests/test_selfatt_v1.c. */
+ * in tests/reference.h, independently of the chapter. */
 #define TESTING
 #include "selfatt_v1.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_SELFATT_V1
+#include "reference.h"
 
 #include <stdlib.h>
 
 /* SelfAttV1 from the formula, in double: softmax(Q K^T / sqrt(D)) V, with the
- * row maximum subtracted so that large scores do not overflow. */
+ * row maximum subtracted so that large scores do not overflow (tests/reference.h,
+ * one head and no output projection). */
 static void reference(double *out, double *att, const SelfAttV1 *m, const float *x, int B, int T) {
-    int D = m->dim;
-    size_t n = (size_t)B * T * D;
-    double *q = malloc(n * sizeof *q), *k = malloc(n * sizeof *k), *v = malloc(n * sizeof *v);
-    for (long r = 0; r < (long)B * T; r++)
-        for (int o = 0; o < D; o++) {
-            double a = m->query_b.data[o], c = m->key_b.data[o], e = m->value_b.data[o];
-            for (int i = 0; i < D; i++) {
-                double xi = x[r * D + i];
-                a += xi * m->query_w.data[(long)o * D + i];
-                c += xi * m->key_w.data[(long)o * D + i];
-                e += xi * m->value_w.data[(long)o * D + i];
-            }
-            q[r * D + o] = a, k[r * D + o] = c, v[r * D + o] = e;
-        }
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++) {
-            double *w = att + ((long)b * T + t) * T, top = -INFINITY, sum = 0;
-            for (int s = 0; s < T; s++) {
-                double dot = 0;
-                for (int i = 0; i < D; i++) dot += q[((long)b * T + t) * D + i] * k[((long)b * T + s) * D + i];
-                w[s] = dot / sqrt((double)D);
-                if (w[s] > top) top = w[s];
-            }
-            for (int s = 0; s < T; s++) sum += w[s] = exp(w[s] - top);
-            for (int s = 0; s < T; s++) w[s] /= sum;
-            for (int i = 0; i < D; i++) {
-                double acc = 0;
-                for (int s = 0; s < T; s++) acc += w[s] * v[((long)b * T + s) * D + i];
-                out[((long)b * T + t) * D + i] = acc;
-            }
-        }
-    free(q), free(k), free(v);
+    RefWeights w = { m->query_w.data, m->query_b.data, m->key_w.data, m->key_b.data, m->value_w.data,
+                     m->value_b.data, NULL, NULL };
+    ref_attention(out, att, &w, x, x, x, m->dim, &(RefAttn){ .B = B, .T = T, .H = 1, .hd = m->dim });
 }
 
 /* One case: sizes, a seed, and a factor for the query weights (large factors
  * make large scores, which a softmax without its maximum cannot take). Two tests:
  * the weights and the output against the reference. */
 static void check_case(int B, int T, int D, uint64_t seed, float sharpen) {
-    Args a = { .batch = B, .seq = T, .dim = D, .seed = seed };
     SelfAttV1 m = {0};
-    Tensor x, att, out;
-    Tensors list = {0};
-    selfatt_v1_tensors(&list, &m, &x, &att, &out);   /* made as the program makes them */
-    tensors_open(&list, &a);
-    m.dim = D;
+    Tensor x, att = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
+    make_module(&m, &x, &(Args){ .batch = B, .seq = T, .dim = D, .seed = seed });   /* as the program makes them */
     for (long i = 0; i < m.query_w.size; i++) m.query_w.data[i] *= sharpen;
     double *ratt = malloc((size_t)att.size * sizeof *ratt), *rout = malloc((size_t)out.size * sizeof *rout);
     STUDENT(selfatt_v1_forward(out.data, att.data, &m, x.data, B, T));
@@ -69,7 +39,8 @@ static void check_case(int B, int T, int D, uint64_t seed, float sharpen) {
     close_ok(out.data, rout, out.size, 1e-5, 1e-5, "hidden case (B, T, D) = (%d, %d, %d), seed %llu, query weights x%g: the output",
              B, T, D, (unsigned long long)seed, sharpen);
     free(ratt), free(rout);
-    tensors_close(&list, &(Args){0});
+    tensor_free(&x); tensor_free(&att); tensor_free(&out);
+    free_module(&m);
 }
 
 static void hidden_shapes(void) {

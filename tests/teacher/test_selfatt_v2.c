@@ -3,79 +3,31 @@
  * For teachers: a student handout leaves this folder out, so these cases are
  * ones the student has not seen. They run SelfAttV2 on shapes the public tests
  * do not use (sizes of 1, odd sizes, D = 1 and D = 33) from other seeds, and
- * compare its weights and output with a double-precision reference written
- * here, which reads Q, K and V straight from the three blocks of rows of
- * proj.weight and never splits anything. `make test` and `make grade` run it. */
+ * compare its weights and output with the double-precision reference of
+ * tests/reference.h, which reads Q, K and V straight from the three blocks of
+ * rows of proj.weight and never splits anything. `make test` and `make grade`
+ * run it. */
 #define TESTING
 #include "selfatt_v2.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_SELFATT_V2
+#include "reference.h"
 
-/* y[r, o] = b[o] + sum_i x[r, i] w[o, i] for the rows o0 .. o0 + D - 1 of (w, b). */
-static void ref_rows(double *y, const float *x, const Tensor *w, const Tensor *b, int o0, long N, int D) {
-    for (long r = 0; r < N; r++)
-        for (int o = 0; o < D; o++) {
-            double sum = b->data[o0 + o];
-            for (int i = 0; i < D; i++) sum += (double)x[r * D + i] * w->data[(long)(o0 + o) * D + i];
-            y[r * D + o] = sum;
-        }
-}
-
-/* att (B, T, T) and out (B, T, D) of SelfAttV2, in double. */
+/* att (B, T, T) and out (B, T, D) of SelfAttV2, in double: tests/reference.h's pass,
+ * Q, K and V read straight from the three blocks of rows of proj. */
 static void reference(double *out, double *att, const SelfAttV2 *m, const float *x, int B, int T) {
     int D = m->dim;
-    long BT = (long)B * T;
-    double *q = malloc(BT * D * sizeof *q), *k = malloc(BT * D * sizeof *k), *v = malloc(BT * D * sizeof *v);
-    double *mix = calloc(BT * D, sizeof *mix);
-    ref_rows(q, x, &m->proj_w, &m->proj_b, 0, BT, D);          /* proj rows [0, D) */
-    ref_rows(k, x, &m->proj_w, &m->proj_b, D, BT, D);          /* rows [D, 2D) */
-    ref_rows(v, x, &m->proj_w, &m->proj_b, 2 * D, BT, D);      /* rows [2D, 3D) */
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++) {
-            double *a = att + ((long)b * T + t) * T, top = -INFINITY, z = 0;
-            for (int s = 0; s < T; s++) {
-                double dot = 0;
-                for (int i = 0; i < D; i++) dot += q[((long)b * T + t) * D + i] * k[((long)b * T + s) * D + i];
-                a[s] = dot / sqrt((double)D);
-                top = fmax(top, a[s]);
-            }
-            for (int s = 0; s < T; s++) z += a[s] = exp(a[s] - top);
-            for (int s = 0; s < T; s++) {
-                a[s] /= z;
-                for (int i = 0; i < D; i++) mix[((long)b * T + t) * D + i] += a[s] * v[((long)b * T + s) * D + i];
-            }
-        }
-    for (long r = 0; r < BT; r++)
-        for (int o = 0; o < D; o++) {
-            double sum = m->out_b.data[o];
-            for (int i = 0; i < D; i++) sum += mix[r * D + i] * m->out_w.data[o * D + i];
-            out[r * D + o] = sum;
-        }
-    free(q); free(k); free(v); free(mix);
+    const float *w = m->proj_w.data, *b = m->proj_b.data;
+    /* q: rows [0, D), k: rows [D, 2D), v: rows [2D, 3D) */
+    RefWeights ws = { w, b, w + D * D, b + D, w + 2 * D * D, b + 2 * D, m->out_w.data, m->out_b.data };
+    ref_attention(out, att, &ws, x, x, x, D, &(RefAttn){ .B = B, .T = T, .H = 1, .hd = D });
 }
 
 static double worst(const float *got, const double *want, long n) {
     double w = 0;
     for (long i = 0; i < n; i++) w = isnan(got[i]) ? INFINITY : fmax(w, fabs(got[i] - want[i]));
     return w;
-}
-
-/* SelfAttV2 and its input X as selfatt_v2 makes them, through its own list of
- * tensors, and its weights freed through the same list. */
-static void make_v2_module(SelfAttV2 *m, Tensor *x, const Args *a) {
-    Tensors list = {0};
-    Tensor att, out;
-    selfatt_v2_tensors(&list, m, x, &att, &out);
-    tensors_open(&list, (Args *)a);
-    m->dim = a->dim;
-    tensor_free(&att); tensor_free(&out);
-}
-
-static void free_v2_module(SelfAttV2 *m) {
-    Tensors list = {0};
-    Tensor none = {0};
-    selfatt_v2_tensors(&list, m, &none, &none, &none);
-    tensors_close(&list, &(Args){0});
 }
 
 /* One test: SelfAttV2 on (B, T, D) from `seed` against the reference. */

@@ -6,82 +6,26 @@
  * causal mask shared by the batch at other sizes, left padding as (B, 1, T), a
  * whole sequence hidden by a (B, 1, 1) mask, one position whose only key is
  * hidden, query rows hidden by a (T, 1) mask, and a hidden key scored so high
- * that only a fill which *replaces* the score hides it. Each is compared with a double-precision reference written here
- * that reads the mask by broadcasting coordinates and leaves hidden keys out of
- * the softmax (a row with no visible key is uniform, as -1e20 makes it).
+ * that only a fill which *replaces* the score hides it. Each is compared with
+ * the double-precision reference of tests/reference.h, which reads the mask by
+ * broadcasting coordinates and leaves hidden keys out of the softmax (a row with
+ * no visible key is uniform, as -1e20 makes it).
  * `make test` and `make grade` run it. */
 #define TESTING
 #include "selfatt_v3.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_SELFATT_V3
+#include "reference.h"
 
-/* A module, its input and the notebook's padding mask, made through the
- * program's own list of tensors as its main makes them. */
-static void make_module(SelfAttV3 *m, Tensor *x, Tensor *mask, const Args *a) {
-    Tensors list = {0};
-    Tensor att, out;
-    selfatt_v3_tensors(&list, m, x, mask, &att, &out);
-    tensors_open(&list, (Args *)a);
-    *mask = mask_padding(a->batch, a->seq);
-    m->dim = a->dim;
-    tensor_free(&att); tensor_free(&out);
-}
-
-/* Free a module's tensors through the same list. */
-static void free_module(SelfAttV3 *m) {
-    Tensors list = {0};
-    Tensor none = {0};
-    selfatt_v3_tensors(&list, m, &none, &none, &none, &none);
-    tensors_close(&list, &(Args){0});
-}
-
-/* Is key s visible to query t of sequence b under `mask` (any shape that
- * broadcasts to (B, T, T))? Its axes are matched from the right; an axis of
- * size 1 is read at 0. Nonzero means visible. */
-static int visible(const Tensor *mask, int b, int t, int s) {
-    int at[3] = { b, t, s };
-    long index = 0, stride = 1;
-    for (int d = mask->ndim - 1, a = 2; d >= 0; d--, a--) {
-        if (mask->shape[d] != 1) index += at[a] * stride;
-        stride *= mask->shape[d];
-    }
-    return mask->data[index] != 0.0f;
-}
-
-/* att (B, T, T) and out (B, T, D) of SelfAttV3 in eval mode, in double. */
-static void reference(double *out, double *att, const SelfAttV3 *m, const float *x, const Tensor *mask, int B, int T) {
+/* att (B, T, T) and out (B, T, D) of SelfAttV3 in eval mode, in double:
+ * tests/reference.h's pass, q, k and v read from proj's three blocks of rows, the
+ * mask spelled out by broadcasting coordinates. */
+static void reference(double *out, double *att, const SelfAttV3 *m, const float *x, const float *vis, int B, int T) {
     int D = m->dim;
-    long BT = (long)B * T;
-    double *qkv = malloc(BT * 3 * D * sizeof *qkv), *mix = calloc(BT * D, sizeof *mix);
-    for (long r = 0; r < BT; r++)
-        for (int o = 0; o < 3 * D; o++) {
-            double sum = m->proj_b.data[o];
-            for (int i = 0; i < D; i++) sum += (double)x[r * D + i] * m->proj_w.data[(long)o * D + i];
-            qkv[r * 3 * D + o] = sum;                    /* q: o < D, k: o < 2D, v: the rest */
-        }
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++) {
-            double *a = att + ((long)b * T + t) * T, top = -INFINITY, z = 0;
-            int seen = 0;
-            for (int s = 0; s < T; s++) {
-                double dot = 0;
-                for (int i = 0; i < D; i++) dot += qkv[((long)b * T + t) * 3 * D + i] * qkv[((long)b * T + s) * 3 * D + D + i];
-                a[s] = dot / sqrt((double)D);
-                if (visible(mask, b, t, s)) seen = 1, top = fmax(top, a[s]);
-            }
-            for (int s = 0; s < T; s++) z += a[s] = !seen ? 1.0 : visible(mask, b, t, s) ? exp(a[s] - top) : 0.0;
-            for (int s = 0; s < T; s++) {
-                a[s] /= z;
-                for (int i = 0; i < D; i++) mix[((long)b * T + t) * D + i] += a[s] * qkv[((long)b * T + s) * 3 * D + 2 * D + i];
-            }
-        }
-    for (long r = 0; r < BT; r++)
-        for (int o = 0; o < D; o++) {
-            double sum = m->out_b.data[o];
-            for (int i = 0; i < D; i++) sum += mix[r * D + i] * m->out_w.data[(long)o * D + i];
-            out[r * D + o] = sum;
-        }
-    free(qkv); free(mix);
+    const float *w = m->proj_w.data, *b = m->proj_b.data;
+    RefWeights ws = { w, b, w + D * D, b + D, w + 2 * D * D, b + 2 * D, m->out_w.data, m->out_b.data };
+    ref_attention(out, att, &ws, x, x, x, D, &(RefAttn){ .B = B, .T = T, .H = 1, .hd = D, .vis = vis });
 }
 
 /* One test: the module m on x (B, T, D) under `mask`, against the reference;
@@ -90,23 +34,22 @@ static void check_case(const SelfAttV3 *m, const Tensor *x, const Tensor *mask, 
     int D = m->dim;
     Tensor att = tensor_new3(B, T, T), drop = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
     double *ratt = calloc(att.size, sizeof *ratt), *rout = calloc(out.size, sizeof *rout);
+    float *vis = ref_visible(mask, 3, (int[]){ B, T, T });        /* (B, T, T), 1 where visible */
     STUDENT(selfatt_v3_forward(out.data, att.data, drop.data, m, x->data, mask, 0.0f, NULL, B, T));
-    reference(rout, ratt, m, x->data, mask, B, T);
+    reference(rout, ratt, m, x->data, vis, B, T);
     double ew = 0, eo = 0;
     long leaked = 0;
     for (long i = 0; i < att.size; i++) ew = isnan(att.data[i]) ? INFINITY : fmax(ew, fabs(att.data[i] - ratt[i]));
     for (long i = 0; i < out.size; i++) eo = isnan(out.data[i]) ? INFINITY : fmax(eo, fabs(out.data[i] - rout[i]));
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++) {
-            int any = 0;
-            for (int s = 0; s < T; s++) any |= visible(mask, b, t, s);
-            for (int s = 0; s < T && any; s++)
-                leaked += !visible(mask, b, t, s) && att.data[((long)b * T + t) * T + s] != 0.0f;
-        }
+    for (long r = 0; r < (long)B * T; r++) {
+        int any = 0;
+        for (int s = 0; s < T; s++) any |= vis[r * T + s] != 0.0f;
+        for (int s = 0; s < T && any; s++) leaked += vis[r * T + s] == 0.0f && att.data[r * T + s] != 0.0f;
+    }
     int good = ew <= 1e-6 && eo <= 1e-5 && leaked == 0;
     ok(good, "%s: weights and output match a double-precision reference, hidden keys at exactly 0", what);
     if (!good) diag("largest error: weights %.3g, output %.3g; %ld hidden keys got weight", ew, eo, leaked);
-    free(ratt); free(rout);
+    free(ratt); free(rout); free(vis);
     tensor_free(&att); tensor_free(&drop); tensor_free(&out);
 }
 

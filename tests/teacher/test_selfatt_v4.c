@@ -5,7 +5,7 @@
  * the public tests do not use: sizes of 1 and odd sizes without a mask, a (T, T)
  * causal mask shared by the batch, left padding as (B, 1, T), hidden query rows
  * as (B, T, 1), and training mode under a (1, 1, T) key mask. Each is compared
- * with a double-precision reference written here from the four layers; in
+ * with the double-precision reference of tests/reference.h, from the four layers; in
  * training, the weights that multiply V must be the softmax after chapter 0's
  * dropout drawn from the generator given, and the output must be output_proj of
  * those weights times V. `make test` and `make grade` run it. */
@@ -13,83 +13,24 @@
 #include "selfatt_v4.c"
 #include "tap.h"
 #include "run.h"
+#define MODULE_SELFATT_V4
+#include "reference.h"
 
-/* A module, its input and the notebook's padding mask, made through the
- * program's own list of tensors as its main makes them. */
-static void make_module(SelfAttV4 *m, Tensor *x, Tensor *mask, const Args *a) {
-    Tensors list = {0};
-    Tensor att, out;
-    selfatt_v4_tensors(&list, m, x, mask, &att, &out);
-    tensors_open(&list, (Args *)a);
-    *mask = mask_padding(a->batch, a->seq);
-    m->dim = a->dim;
-    tensor_free(&att); tensor_free(&out);
-}
-
-/* Free a module's tensors through the same list. */
-static void free_module(SelfAttV4 *m) {
-    Tensors list = {0};
-    Tensor none = {0};
-    selfatt_v4_tensors(&list, m, &none, &none, &none, &none);
-    tensors_close(&list, &(Args){0});
-}
-
-/* Is key s visible to query t of sequence b? mask: NULL (all visible) or any
- * shape that broadcasts to (B, T, T), matched from the right; nonzero = visible. */
-static int visible(const Tensor *mask, int b, int t, int s) {
-    if (!mask) return 1;
-    int at[3] = { b, t, s };
-    long index = 0, stride = 1;
-    for (int d = mask->ndim - 1, a = 2; d >= 0; d--, a--) {
-        if (mask->shape[d] != 1) index += at[a] * stride;
-        stride *= mask->shape[d];
-    }
-    return mask->data[index] != 0.0f;
-}
-
-/* y (N, D) = x (N, D) @ w^T + b, x given in float or in double. */
-static void layer(double *y, const float *xf, const double *xd, const Tensor *w, const Tensor *b, long N, int D) {
-    for (long r = 0; r < N; r++)
-        for (int o = 0; o < D; o++) {
-            double sum = b->data[o];
-            for (int i = 0; i < D; i++) sum += (xf ? xf[r * D + i] : xd[r * D + i]) * (double)w->data[(long)o * D + i];
-            y[r * D + o] = sum;
-        }
+/* SelfAttV4's four layers, for tests/reference.h's pass. */
+static RefWeights weights_of(const SelfAttV4 *m) {
+    return (RefWeights){ m->query_w.data, m->query_b.data, m->key_w.data, m->key_b.data, m->value_w.data,
+                         m->value_b.data, m->out_w.data, m->out_b.data };
 }
 
 /* att (B, T, T), the softmax of the visible scaled scores (uniform for a row with
- * none), and v (B*T, D), in double. */
-static void ref_weights(double *att, double *v, const SelfAttV4 *m, const float *x, const Tensor *mask, int B, int T) {
-    int D = m->dim;
-    long BT = (long)B * T;
-    double *q = malloc(BT * D * sizeof *q), *k = malloc(BT * D * sizeof *k);
-    layer(q, x, NULL, &m->query_w, &m->query_b, BT, D);
-    layer(k, x, NULL, &m->key_w, &m->key_b, BT, D);
-    layer(v, x, NULL, &m->value_w, &m->value_b, BT, D);
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++) {
-            double *a = att + ((long)b * T + t) * T, top = -INFINITY, z = 0;
-            for (int s = 0; s < T; s++) {
-                double dot = 0;
-                for (int i = 0; i < D; i++) dot += q[((long)b * T + t) * D + i] * k[((long)b * T + s) * D + i];
-                a[s] = dot / sqrt((double)D);
-                if (visible(mask, b, t, s)) top = fmax(top, a[s]);
-            }
-            for (int s = 0; s < T; s++) z += a[s] = top == -INFINITY ? 1.0 : visible(mask, b, t, s) ? exp(a[s] - top) : 0.0;
-            for (int s = 0; s < T; s++) a[s] /= z;
-        }
-    free(q); free(k);
-}
-
-/* out (B, T, D) = output_proj(w @ v) for weights w (B, T, T), in double. */
-static void ref_output(double *out, const SelfAttV4 *m, const double *w, const double *v, int B, int T) {
-    int D = m->dim;
-    double *mix = calloc((size_t)B * T * D, sizeof *mix);
-    for (long r = 0; r < (long)B * T; r++)
-        for (int s = 0; s < T; s++)
-            for (int i = 0; i < D; i++) mix[r * D + i] += w[r * T + s] * v[(r / T * T + s) * D + i];
-    layer(out, NULL, mix, &m->out_w, &m->out_b, (long)B * T, D);
-    free(mix);
+ * none), and out (B, T, D) = output_proj(att @ V), in double. mask: NULL (all
+ * visible) or any shape that broadcasts to (B, T, T), matched from the right;
+ * nonzero = visible. */
+static void reference(double *out, double *att, const SelfAttV4 *m, const float *x, const Tensor *mask, int B, int T) {
+    RefWeights w = weights_of(m);
+    float *vis = ref_visible(mask, 3, (int[]){ B, T, T });
+    ref_attention(out, att, &w, x, x, x, m->dim, &(RefAttn){ .B = B, .T = T, .H = 1, .hd = m->dim, .vis = vis });
+    free(vis);
 }
 
 static double worst(const float *got, const double *want, long n) {
@@ -105,14 +46,13 @@ static void check(int B, int T, int D, uint64_t seed, const Tensor *mask, const 
     Tensor x, pad;
     make_module(&m, &x, &pad, &a);
     Tensor att = tensor_new3(B, T, T), drop = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
-    double *ratt = calloc(att.size, sizeof *ratt), *rout = calloc(out.size, sizeof *rout), *v = calloc(out.size, sizeof *v);
+    double *ratt = calloc(att.size, sizeof *ratt), *rout = calloc(out.size, sizeof *rout);
     STUDENT(selfatt_v4_forward(out.data, att.data, drop.data, &m, x.data, mask, 0.0f, NULL, B, T));
-    ref_weights(ratt, v, &m, x.data, mask, B, T);
-    ref_output(rout, &m, ratt, v, B, T);
+    reference(rout, ratt, &m, x.data, mask, B, T);
     double ew = worst(att.data, ratt, att.size), eo = worst(out.data, rout, out.size);
     ok(ew <= 1e-6 && eo <= 1e-5, "%s: weights and output match a double-precision reference", what);
     if (ew > 1e-6 || eo > 1e-5) diag("largest error: weights %.3g, output %.3g", ew, eo);
-    free(ratt); free(rout); free(v);
+    free(ratt); free(rout);
     tensor_free(&att); tensor_free(&drop); tensor_free(&out); tensor_free(&x); tensor_free(&pad);
     free_module(&m);
 }
@@ -129,18 +69,19 @@ static void check_train(void) {
     memcpy(keys.data, seen, sizeof seen);
     make_module(&m, &x, &pad, &a);
     Tensor att = tensor_new3(B, T, T), drop = tensor_new3(B, T, T), out = tensor_new3(B, T, D), want = tensor_new3(B, T, T);
-    double *ratt = calloc(att.size, sizeof *ratt), *rout = calloc(out.size, sizeof *rout), *v = calloc(out.size, sizeof *v);
+    double *ratt = calloc(att.size, sizeof *ratt), *rout = calloc(out.size, sizeof *rout);
     double *w = calloc(att.size, sizeof *w);
+    RefWeights layers = weights_of(&m);
     Rng r, copy;
     rng_seed(&r, 4242);
     copy = r;
     STUDENT(selfatt_v4_forward(out.data, att.data, drop.data, &m, x.data, &keys, p, &r, B, T));
-    ref_weights(ratt, v, &m, x.data, &keys, B, T);
+    reference(rout, ratt, &m, x.data, &keys, B, T);                /* rout: eval mode's, replaced below */
     memcpy(want.data, att.data, (size_t)att.size * sizeof(float));
     dropout(want.data, want.size, p, &copy);              /* what att_drop must hold */
     long kept = 0;
     for (long i = 0; i < att.size; i++) w[i] = drop.data[i], kept += drop.data[i] != 0.0f;
-    ref_output(rout, &m, w, v, B, T);
+    ref_output(rout, w, &layers, x.data, D, &(RefAttn){ .B = B, .T = T, .H = 1, .hd = D });
     double ew = worst(att.data, ratt, att.size), eo = worst(out.data, rout, out.size);
     int same_drop = memcmp(drop.data, want.data, (size_t)att.size * sizeof(float)) == 0;
     int good = ew <= 1e-6 && same_drop && eo <= 1e-5 && kept > 0 && kept < (long)B * T * 4;   /* 4 visible keys per row */
@@ -148,7 +89,7 @@ static void check_train(void) {
              "from the given generator, out is output_proj(att_drop @ V)");
     if (!good) diag("weights off by %.3g, att_drop %s, output off by %.3g, %ld kept", ew,
                     same_drop ? "as dropout makes it" : "not what dropout makes", eo, kept);
-    free(ratt); free(rout); free(v); free(w);
+    free(ratt); free(rout); free(w);
     tensor_free(&att); tensor_free(&drop); tensor_free(&out); tensor_free(&want);
     tensor_free(&x); tensor_free(&pad); tensor_free(&keys);
     free_module(&m);
