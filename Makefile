@@ -208,7 +208,8 @@ test-data: $(TEST_DATA)
 ## Run the TAP suite through prove (make test MODE=debug: under ASan and UBSan).
 test: tools programs $(TEST_BINS) $(TEST_DATA)
 	$(call say,PROVE,$(words $(TEST_BINS) $(SCRIPT_TESTS)) test files in $(TESTBIN) and tests/)
-	$(Q)$(PROVE) --norc -j$(TEST_JOBS) -e '' $(TEST_BINS) $(SCRIPT_TESTS)
+	$(Q)$(PROVE) --norc -j$(TEST_JOBS) -e '' $(TEST_BINS) $(SCRIPT_TESTS) || \
+	    { echo "make test: prove lists failures by number; make check names each failed test, with what it got and expected" >&2; exit 1; }
 
 ## Check outside tools against the book: the web book and the PDF in Chromium, ONNX Runtime (minutes).
 # Each is skipped with one line naming what to install when its tools are missing.
