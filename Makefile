@@ -34,6 +34,8 @@ endif
 ifeq ($(MAKELEVEL),0)
   MAKEFLAGS += -j$(JOBS) --output-sync=target
 endif
+# (A recipe line that starts with + is not held back: the long runs, prove, the fuzzers,
+# the benchmarks and the checks, show their lines as they come.)
 
 # The chapters, in book order: chapters/NN-name.md, then the appendices,
 # chapters/A-name.md (a capital letter sorts after every digit). Each
@@ -236,7 +238,7 @@ test-valgrind: tools programs $(TEST_BINS) $(TEST_DATA)
 
 ## Fuzz the .npy reader, masks and the tangler, FUZZ_SECONDS each (needs clang, liblua5.4-dev).
 fuzz: $(FUZZERS:%=build/fuzz/fuzz_%)
-	$(Q)for f in $(FUZZERS); do \
+	+$(Q)for f in $(FUZZERS); do \
 	    printf '  %-7s %s\n' FUZZ "$$f for $(FUZZ_SECONDS) s (corpus build/fuzz/corpus/$$f)"; \
 	    mkdir -p build/fuzz/corpus/$$f build/fuzz/findings/$$f && \
 	    cp tests/fuzz/corpus/$$f/* build/fuzz/corpus/$$f/ && \
@@ -351,19 +353,19 @@ check-mistakes: tools
 
 ## Cross-compile every program and test for arm64 (-Werror), run the tests under qemu-user.
 check-cross: tools
-	$(Q)sh tools/check-cross.sh
+	+$(Q)sh tools/check-cross.sh
 
 ## Time make check on every exercise (EXERCISES="5.6": those) and check its verdict is the full grade's.
 # In a copy of the book: for each exercise, a one-line edit, a mistake, the fix and the
 # undo, each timed and the mistake and the fix graded in full (tools/bench-check.lua).
 bench-check: tools
-	$(Q)$(LUA) tools/bench-check.lua $(EXERCISES)
+	+$(Q)$(LUA) tools/bench-check.lua $(EXERCISES)
 
 ## Run the benchmarks (timings, not tests): each prints a table, kept in build/bench/NAME.txt.
 # Then mha_fast against ONNX Runtime (tools/onnxruntime.mjs), with node and npm.
 bench: $(BENCHES:%=$(BIN)/%) $(if $(NPM),node_modules/.package-lock.json)
 	$(Q)mkdir -p $(OUT)/bench
-	$(Q)for b in $(BENCHES); do printf '  %-7s %s\n' BENCH "$$b > $(OUT)/bench/$$b.txt"; \
+	+$(Q)for b in $(BENCHES); do printf '  %-7s %s\n' BENCH "$$b > $(OUT)/bench/$$b.txt"; \
 	    $(BIN)/$$b | tee $(OUT)/bench/$$b.txt || exit 1; done
 	$(Q)if [ -z "$(NPM)" ]; then \
 	    printf '  %-7s %s\n' SKIP "mha_fast against ONNX Runtime: it needs node and npm (apt-get install nodejs npm)"; \
