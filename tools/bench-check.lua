@@ -58,11 +58,7 @@ for path in U.must("ls tests/mistakes/*.lua", "ls tests/mistakes"):gmatch("[^\n]
     end
   end
 end
-table.sort(order, function(a, b)
-  local a1, a2 = a:match("(%d+)%.(%d+)")
-  local b1, b2 = b:match("(%d+)%.(%d+)")
-  return tonumber(a1) < tonumber(b1) or tonumber(a1) == tonumber(b1) and tonumber(a2) < tonumber(b2)
-end)
+table.sort(order, dofile(HERE .. "/deps.lua").exercise_less)
 for e in pairs(only) do
   if not mistakes[e] then U.die("tests/mistakes/*.lua list no mistake for Exercise %s", e) end
 end

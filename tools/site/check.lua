@@ -17,13 +17,8 @@ local function say(fmt, ...)
   io.stderr:write("check-html: " .. fmt:format(...) .. "\n")
   problems = problems + 1
 end
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local text = f:read("a")
-  f:close()
-  return text
-end
+local U = dofile(((arg and arg[0] or ""):match("^(.*)/") or "tools/site") .. "/../util.lua")
+local function read(path) return (U.read(path)) end
 
 local pages = {}            -- file -> { ids = set, text }
 for i = 2, #arg do
