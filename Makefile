@@ -270,6 +270,8 @@ define grade_steps
 	+$(Q)mkdir -p $(GRADE) && $(MAKE) --no-print-directory build/.tangled > $(GRADE)/tangle.log 2>&1 || \
 	    { grep -v '^  TANGLE' $(GRADE)/tangle.log >&2; exit 1; }
 	$(Q)$(GRADE_LUA) --plan $(GRADE)/plan.mk --programs '$(PROGRAMS) $(EXTRA_PROGRAMS) $(BENCHES)' $(GRADE_ARGS)
+	$(if $(TEST_DATA_STALE),$(Q)if grep -q TEST_DATA $(GRADE)/plan.mk && ( $(TEST_DATA_STALE) ); then \
+	    printf '  %-7s %s\n' MAKE "$(TEST_DATA_SAY)" >&2; fi)
 	+$(Q){ $(MAKE) --no-print-directory -f Makefile -f $(GRADE)/plan.mk grade-run $(if $(filter check,$@),GRADE_QUIET=1) 2>&1; \
 	      echo $$? > $(GRADE)/build.status; } | tee $(GRADE)/build.log | \
 	    { $(if $(filter grade,$@),grep --line-buffered '^  TEST ' >&2,cat > /dev/null); true; }; \

@@ -45,6 +45,11 @@ $(MODELS)/%/history.npy: build/bin/induction
 	    mkdir -p "$$cache.$$$$" && cp -R $(MODELS)/$*.tmp "$$cache.$$$$/model" && cp $(MODELS)/$*.txt.tmp "$$cache.$$$$/printout.txt" && \
 	    mv -T "$$cache.$$$$" "$$cache" 2>/dev/null; rm -rf "$$cache.$$$$"; fi; \
 	rm -rf $(MODELS)/$* && mv $(MODELS)/$*.tmp $(MODELS)/$* && mv $(MODELS)/$*.txt.tmp $(MODELS)/$*.txt
+# Whether the models must be made again (missing, or older than the code that trains
+# them): make check and make grade say so before their tests wait for it.
+TEST_DATA_STALE = for m in $(TEST_DATA); do [ -f $$m ] || exit 0; \
+    for f in $(SRC)/induction.c $(SRC)/tensor.c $(SRC)/tensor.h; do [ $$f -nt $$m ] && exit 0; done; done; exit 1
+TEST_DATA_SAY = chapter 12's models, which the tests read (copied if this trainer made them before; training takes about 15 s)
 $(OUT)/run/induction.txt: $(MODELS)/two-layers/history.npy
 	$(call say,RUN,induction > $@ (the printout of the two-layer training))
 	$(Q)mkdir -p $(@D) && if [ -f $(MODELS)/two-layers.txt ]; then cp $(MODELS)/two-layers.txt $@; fi
