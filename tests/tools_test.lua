@@ -334,6 +334,13 @@ do  -- make check: --exercises picks the files holding the exercise's tests, --p
      " +at tests/test_five%.c line 3%.\n +got: 4\n +expected: 5\n$"),
      "--tap: the run make did is read; a failure is named with what it got and expected, the test's name not repeated", out)
 
+  write(dir .. "/build/tap/five.tap", "1..2\nok 1 - five works\nnot ok 2 - Exercise 5.1: the sum\n" ..
+        "#   Failed test 'Exercise 5.1: the sum'\n#   not implemented yet: Exercise 5.1 (its stub is still in the chapter)\n")
+  status, out = run(dir, GRADE .. " --tap build/tap --exercises 5.1 --format check " .. TESTS)
+  ok(status == 1 and out:match("\nExercise 5%.1's stub is still in the chapter: every test failed on it %(write its code " ..
+     "between the markers%)\n$") and not out:find("not ok", 1, true),
+     "when the exercise's stub failed every test, one line says so instead of every name", out)
+
   status, out, err = run(dir, GRADE .. " --exercises 5.2 " .. TESTS)
   is(status .. err, "2grade: no test checks Exercise 5.2: chapter 5's exercises with tests are 5.1 " ..
      "(the others are answered in solutions/)\n", "an exercise no test checks is refused in one line naming those that have tests")

@@ -692,6 +692,19 @@ local function check_report(report, exercises, selection)
     local r = selection.related
     if r.passed + r.failed > 0 then line("tests elsewhere running it", r) end
   end
+  -- a stub not yet replaced fails every test of its exercise: one line says so
+  local stub
+  for _, test in ipairs(failed) do
+    local found
+    for _, d in ipairs(test.diag or {}) do found = found or d:match("not implemented yet: (Exercise [%d.]+)") end
+    if not found or (stub and stub ~= found) then stub = false break end
+    stub = found
+  end
+  if stub then
+    out[#out + 1] = ("%s's stub is still in the chapter: every test failed on it (write its code between the markers)")
+      :format(stub)
+    failed = {}
+  end
   for i, test in ipairs(failed) do
     out[#out + 1] = ("not ok  %s: %s"):format(test.path, test.name)
     if i <= DETAILS then
