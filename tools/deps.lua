@@ -133,9 +133,11 @@ function M.test_programs(programs, text, depfile)
 end
 
 -- The chapter (number) a test file's tests count for, or nil for the whole
--- book: test NAME tests program NAME; tensor and fuzz, the tensor helper.
+-- book: test NAME tests program NAME, or NAME less its last _words
+-- (mha_fast_core tests mha_fast); tensor and fuzz, the tensor helper.
 function M.test_chapter(programs, name)
   if name == "fuzz" then name = "tensor" end
+  while name and not programs[name] do name = name:match("^(.+)_[^_]+$") end
   local program = name and programs[name]
   return program and program.chapter, program and program.file
 end

@@ -155,13 +155,17 @@ end
 -- The chapter (file path) the tests of the test at `path` count for, or nil
 -- for the whole book. build/tests/NAME or build/tests/teacher/NAME tests the
 -- program build/src/NAME.c (or the header build/src/NAME.h a chapter tangles
--- for its tests); tensor and fuzz test the tensor helper.
+-- for its tests), or NAME less its last _words (mha_fast_core tests mha_fast);
+-- tensor and fuzz test the tensor helper.
 local function chapter_of_test(path, src)
   local name = path:match("([^/]+)$")
   if name == "tensor" or name == "fuzz" then name = "tensor" end
-  local source = src .. "/" .. name .. ".c"
-  if not read_all(source) and read_all(src .. "/" .. name .. ".h") then source = src .. "/" .. name .. ".h" end
-  return chapter_of_source(source)
+  while name do
+    for _, ext in ipairs({".c", ".h"}) do
+      if read_all(src .. "/" .. name .. ext) then return chapter_of_source(src .. "/" .. name .. ext) end
+    end
+    name = name:match("^(.+)_[^_]+$")
+  end
 end
 
 -- The title of a chapter: its first heading, without the "#" and number.
