@@ -23,47 +23,8 @@ local ok = tap.ok
 local bin = os.getenv("ABH_BIN") or "build/bin"
 local wrap = os.getenv("ABH_WRAP") or ""
 
--- ---------------------------------------------------------------------------
--- reading sessions
-
--- Returns a list of {chapter, line, command, expected} for every program run.
-local function sessions(path)
-  local found, inside, current, n = {}, false, nil, 0
-  for text in io.lines(path) do
-    n = n + 1
-    text = text:gsub("\r$", "")
-    if not inside and text:match("^```console%s*$") then
-      inside = true
-    elseif inside and text:match("^```%s*$") then
-      inside, current = false, nil
-    elseif inside then
-      local command = text:match("^%$ (.*)$")
-      if command then
-        current = nil
-        if command:match("^build/bin/") then
-          current = { chapter = path, line = n, command = command, expected = {} }
-          found[#found + 1] = current
-        end
-      elseif current then
-        current.expected[#current.expected + 1] = text
-      end
-    end
-  end
-  return found
-end
-
--- Runs a command (build/bin replaced by $ABH_BIN, after $ABH_WRAP); returns its output
--- lines (stdout and stderr), whether it exited 0, and its exit status.
-local function run(command)
-  -- bash with pipefail, so that in `build/bin/x | tail -4` the status and
-  -- the error messages are x's, not only tail's
-  local script = "{ " .. wrap .. " " .. bin .. command:sub(#"build/bin" + 1) .. " ; } 2>&1"
-  local out, status = U.sh("bash -o pipefail -c " .. U.q(script))
-  local lines = {}
-  for text in out:gmatch("[^\n]*") do lines[#lines + 1] = text end
-  if lines[#lines] == "" then lines[#lines] = nil end   -- after the last newline
-  return lines, status == 0, status
-end
+local S = dofile(HERE .. "/../tools/sessions.lua")
+local function run(command) return S.run(command, bin, wrap) end
 
 -- The exercise whose stub stopped a run ("Exercise 1.6"), if one did: in a
 -- student handout, a program whose exercise is not done yet stops with exit
@@ -108,7 +69,7 @@ end
 
 tap.version()
 for _, chapter in ipairs(chapters) do
-  for _, s in ipairs(sessions(chapter)) do
+  for _, s in ipairs(S.sessions(chapter)) do
     local got, exited_ok, status = run(s.command)
     local i = first_difference(got, s.expected)
     local name = string.format("%s:%d: `%s` prints what the chapter shows", s.chapter, s.line, s.command)
