@@ -361,7 +361,7 @@ REF_FN void make_module(MHA *m, Tensor *x, Tensor *mask, const Args *a) {
     Tensors list = {0};
     mha_tensors(&list, m, x, mask, NULL, NULL);
     tensors_open(&list, (Args *)a);
-    if (mask) *mask = mha_mask_random(a->batch, a->heads, a->seq, &list.rng);
+    if (mask) *mask = mha_mask_random(a->batch, a->heads, a->seq, a->seed);
     m->dim = a->dim, m->heads = a->heads;
 }
 

@@ -123,7 +123,9 @@ static void run_case(double worst[9], double *abs_qk, int B, int T, int D, int H
     for (long i = 0; i < m.k_w.size; i++) m.k_w.data[i] *= sharpen;
     for (int i = 0; i < 8; i++) *gw[i] = tensor_new(w[i]->ndim, w[i]->shape);
     Tensor dout = tensor_new3(B, T, D), dx = tensor_new3(B, T, D), ds = tensor_new(4, (int[]){ B, H, T, T });
-    rand_uniform(dout.data, dout.size, -1.0f, 1.0f, &list.rng);
+    Rng r;
+    rng_stream(&r, a.seed, "dout");
+    rand_uniform(dout.data, dout.size, -1.0f, 1.0f, &r);
     Saved s = {0};
     STUDENT(s = forward_keep(out.data, att.data, &m, x.data, mask, B, T));
     if (s.merged.data) STUDENT(gqa_backward(&grad, dx.data, ds.data, &m, &s, x.data, dout.data, mask, B, T));
