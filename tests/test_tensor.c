@@ -203,6 +203,69 @@ static void test_rng(void) {
     free(a); free(b); free(c); free(x);
 }
 
+/* splitmix64 and FNV-1a written again from their definitions, checked against their
+ * published values: the reference for rng_stream. */
+static uint64_t ref_splitmix(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t ref_fnv1a(const char *s) {
+    uint64_t h = 0xCBF29CE484222325ull;
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 0x100000001B3ull;
+    return h;
+}
+
+static void test_rng_stream(void) {
+    uint64_t zero = 0;
+    ok(ref_splitmix(&zero) == 0xE220A8397B1DCDAFull && ref_fnv1a("a") == 0xAF63DC4C8601EC8Cull &&
+       ref_fnv1a("") == 0xCBF29CE484222325ull, "the reference's splitmix64 and FNV-1a give their published values");
+    const char *names[] = { "X", "query_proj.weight", "attention_mask", "dropout" };
+    long wrong = 0;
+    for (int n = 0; n < 4; n++) {
+        uint64_t mix = 42;                                  /* the seed scrambled, the name mixed in */
+        mix = ref_splitmix(&mix) ^ ref_fnv1a(names[n]);
+        uint64_t state = ref_splitmix(&mix);                /* the pair scrambled again */
+        Rng r;
+        rng_stream(&r, 42, names[n]);
+        for (int i = 0; i < 100; i++) wrong += rng_uniform(&r) != (float)(ref_splitmix(&state) >> 40) / 16777216.0f;
+    }
+    ok(wrong == 0, "rng_stream(42, name) draws what splitmix64 draws from the seed scrambled, FNV-1a(name) mixed "
+       "in and scrambled again: 400 draws of 4 names");
+    Rng a, b, c, d;
+    rng_stream(&a, 42, "X"), rng_stream(&b, 42, "X"), rng_stream(&c, 42, "Y"), rng_stream(&d, 43, "X");
+    long same_ab = 0, same_ac = 0, same_ad = 0;
+    for (int i = 0; i < 1000; i++) {
+        float ua = rng_uniform(&a);
+        same_ab += ua == rng_uniform(&b), same_ac += ua == rng_uniform(&c), same_ad += ua == rng_uniform(&d);
+    }
+    ok(same_ab == 1000 && same_ac < 5 && same_ad < 5, "the same seed and name give the same 1000 numbers; another "
+       "name, or another seed, others (%ld and %ld of 1000 equal by chance)", same_ac, same_ad);
+
+    /* two lists of the same tensors in opposite orders draw the same numbers */
+    Tensor w1, b1, x1, w2, b2, x2;
+    Tensors one = {0}, two = {0};
+    tensors_linear(&one, "proj", &w1, &b1, "D D");
+    tensors_add(&one, KIND_INPUT, "X", &x1, "B T D");
+    tensors_add(&two, KIND_INPUT, "X", &x2, "B T D");
+    tensors_linear(&two, "proj", &w2, &b2, "D D");
+    Args args = { .batch = 2, .seq = 3, .dim = 4, .seed = 7 };
+    tensors_open(&one, &args);
+    tensors_open(&two, &args);
+    ok(!memcmp(w1.data, w2.data, 16 * sizeof(float)) && !memcmp(b1.data, b2.data, 4 * sizeof(float)) &&
+       !memcmp(x1.data, x2.data, 24 * sizeof(float)), "tensors_open draws each tensor from its own stream: "
+       "listing X before or after proj changes no number");
+    Rng r;
+    rng_stream(&r, 7, "X");
+    long off = 0;
+    for (int i = 0; i < 24; i++) off += x1.data[i] != rng_uniform(&r);
+    ok(off == 0, "X (2, 3, 4) is the stream named X of --seed 7, like torch.rand, in memory order");
+    tensors_close(&one, &(Args){0});
+    tensors_close(&two, &(Args){0});
+}
+
 static void test_init_linear(void) {
     Rng r, again;
     Tensor w, b;
@@ -1150,6 +1213,7 @@ int main(void) {
 
     TEST_GROUP(test_tensors());
     TEST_GROUP(test_rng());
+    TEST_GROUP(test_rng_stream());
     TEST_GROUP(test_init_linear());
     TEST_GROUP(test_linear());
     TEST_GROUP(test_matmuls());
