@@ -30,13 +30,15 @@ as chapter.md:LINE, and the C lines of each function.
 With --check it exits 1 when a target of the reader's edition is missed:
 chapters 1 to 9 with more than 25% machinery, any C block over 25 lines, a
 block without a sentence before or a paragraph after, a chapter over 11,000
-words. Chapter 0 and the appendices are measured, and only the last three apply.
+words, an appendix over 14,000 (the appendices hold the wiring the chapters
+leave out, so they grow as the chapters shrink). Chapter 0 and the appendices
+are measured, and only the last three apply.
 ]]
 
 local HERE = arg and arg[0] and arg[0]:match("^(.*)/") or "tools"
 local U = dofile(HERE .. "/util.lua")
 
-local MAX_WORDS, MAX_C_BLOCK, MAX_MACHINERY = 11000, 25, 0.25
+local MAX_WORDS, MAX_APPENDIX_WORDS, MAX_C_BLOCK, MAX_MACHINERY = 11000, 14000, 25, 0.25
 
 local MACHINERY = { "free", "make", "load", "print", "dump", "parse", "check",
                     "read", "write", "random", "time", "seconds", "median",
@@ -244,7 +246,8 @@ local function main(argv)
       #s.over, #s.no_before, #s.no_after, c, 100 * share))
     local numbered = tonumber(name:match("^(%d+)%-"))
     local miss = {}
-    if s.words > MAX_WORDS then miss[#miss + 1] = ("%d words (at most %d)"):format(s.words, MAX_WORDS) end
+    local most = name:match("^%u%-") and MAX_APPENDIX_WORDS or MAX_WORDS
+    if s.words > most then miss[#miss + 1] = ("%d words (at most %d)"):format(s.words, most) end
     if #s.over > 0 then miss[#miss + 1] = ("%d C blocks over %d lines"):format(#s.over, MAX_C_BLOCK) end
     if #s.no_before > 0 then miss[#miss + 1] = ("%d blocks without a sentence before"):format(#s.no_before) end
     if #s.no_after > 0 then miss[#miss + 1] = ("%d blocks without a paragraph after"):format(#s.no_after) end
