@@ -534,18 +534,24 @@ endif
 # leading indices of attn.npy to draw, FIG_HEADING and FIG_TITLES the words,
 # FIG_WORDS the keys' words (and FIG_QWORDS the queries', when they differ) for
 # a case whose input is a sentence.
-# NaN weights (chapter 3's -inf example) are drawn as blank cells; gnuplot's
-# warning about them is expected and filtered out.
+# The keys the run hid are drawn hatched, read from the mask its dump holds
+# (attention_mask.npy or mask.npy: the mask it used, --causal included); FIG_CAUSAL
+# = --causal adds the causal mask of a program that dumps none.
+# NaN weights (chapter 3's -inf example) have no colour; gnuplot's warning about
+# them is expected and filtered out.
 $(FIGURES): | $(FIG)
 $(FIG):
 	$(Q)mkdir -p $@
 $(FIG)/%.svg: $(BIN)/npy2dat tools/heatmap.gp | tools
 	$(call say,PLOT,$@)
-	$(Q)rm -rf $(OUT)/fig/$* && mkdir -p $(OUT)/fig
+	$(Q)rm -rf $(OUT)/fig/$* $(OUT)/fig/$*.mask && mkdir -p $(OUT)/fig
 	$(Q)$(BIN)/$(FIG_RUN) --quiet --dump $(OUT)/fig/$*
 	$(Q)$(BIN)/npy2dat $(OUT)/fig/$*/attn.npy $(FIG_PICK) > $(OUT)/fig/$*.dat
+	$(Q)mask=; for f in attention_mask mask; do [ -f $(OUT)/fig/$*/$$f.npy ] && mask="--mask $(OUT)/fig/$*/$$f.npy"; done; \
+	if [ -n "$$mask$(FIG_CAUSAL)" ]; then \
+	    $(BIN)/npy2dat $$mask $(FIG_CAUSAL) $(OUT)/fig/$*/attn.npy $(FIG_PICK) > $(OUT)/fig/$*.mask || exit 1; fi
 	$(Q)$(GNUPLOT) -e "data='$(OUT)/fig/$*.dat'; out='$@.tmp'; heading='$(FIG_HEADING)'; titles='$(FIG_TITLES)'; \
-	    xwords='$(FIG_WORDS)'; ywords='$(FIG_QWORDS)'" \
+	    xwords='$(FIG_WORDS)'; ywords='$(FIG_QWORDS)'; mask='$$([ -f $(OUT)/fig/$*.mask ] && echo $(OUT)/fig/$*.mask)'" \
 	    tools/heatmap.gp 2> $(OUT)/fig/$*.log; status=$$?; \
 	    grep -v 'matrix contains missing or undefined values' $(OUT)/fig/$*.log >&2; exit $$status
 	$(Q)mv $@.tmp $@

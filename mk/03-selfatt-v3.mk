@@ -19,8 +19,25 @@ $(FIG)/selfatt_v3_causal.svg: FIG_HEADING = SelfAttV3 --causal, the same-word he
 $(FIG)/selfatt_v3_causal.svg: FIG_TITLES = selfatt_v3 --example same-word --causal
 $(FIG)/selfatt_v3_causal.svg: FIG_WORDS = the|cat|saw|the|dog|saw|the|cat
 
-$(FIG)/fill_values.svg: $(BIN)/fill_values
+# fill_values's dump holds only its weights, (3 policies, T, S); the keys it hides are
+# its fill_mask, read from its source and repeated for each policy's map.
+FILL_FIG := $(OUT)/fig/fill_values
 $(FIG)/fill_values.svg: FIG_RUN = fill_values
-$(FIG)/fill_values.svg: FIG_PICK =
-$(FIG)/fill_values.svg: FIG_HEADING = One example, three ways to hide a score (blank cells are NaN)
-$(FIG)/fill_values.svg: FIG_TITLES = masked_fill -1e20 (seed 004)|masked_fill -inf (seeds 000, 002)|add -10000 (seed 003)
+$(FIG)/fill_values.svg: FIG_HEADING = One example, three ways to hide a score
+$(FIG)/fill_values.svg: FIG_TITLES = hidden scores set to -1e20|hidden scores set to -inf|-10000 added to hidden scores
+$(FIG)/fill_values.svg: $(BIN)/fill_values $(SRC)/fill_values.c $(BIN)/npy2dat tools/heatmap.gp | tools
+	$(call say,PLOT,$@)
+	$(Q)rm -rf $(FILL_FIG) && mkdir -p $(FILL_FIG)
+	$(Q)$(BIN)/$(FIG_RUN) --quiet --dump $(FILL_FIG)
+	$(Q)$(BIN)/npy2dat $(FILL_FIG)/attn.npy > $(FILL_FIG).dat
+	$(Q)awk '/fill_mask\[FILL_T\]\[FILL_S\] = / { sub(/.*= *\{/, ""); n = split($$0, row, "}"); \
+	        for (i = 1; i <= n; i++) { gsub(/[{,;]/, " ", row[i]); $$0 = row[i]; if (NF) { $$1 = $$1; print; r++ } } } \
+	    END { if (!r) { print "$(SRC)/fill_values.c: no fill_mask[FILL_T][FILL_S] = { ... } to read" > "/dev/stderr"; exit 1 } }' \
+	    $(SRC)/fill_values.c > $(FILL_FIG)/mask.txt
+	$(Q)maps=$$(awk '/^$$/ { n++ } END { print n / 2 + 1 }' $(FILL_FIG).dat); \
+	for m in $$(seq $$maps); do [ $$m = 1 ] || printf '\n\n'; cat $(FILL_FIG)/mask.txt; done > $(FILL_FIG).mask
+	$(Q)$(GNUPLOT) -e "data='$(FILL_FIG).dat'; mask='$(FILL_FIG).mask'; out='$@.tmp'; \
+	    heading='$(FIG_HEADING)'; titles='$(FIG_TITLES)'" \
+	    tools/heatmap.gp 2> $(FILL_FIG).log; status=$$?; \
+	    grep -v 'matrix contains missing or undefined values' $(FILL_FIG).log >&2; exit $$status
+	$(Q)mv $@.tmp $@

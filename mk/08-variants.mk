@@ -21,6 +21,8 @@ $(FIG)/mha_shared_heads.svg: FIG_WORDS = the|cat|saw|the|dog|saw|the|cat
 
 # The scale set by hand: the same masked head twice, wq as set and wq / 4, side by
 # side; two runs' maps concatenated (npy2dat's blocks: two blank lines between).
+# Its --example runs are masked=True, whose mask is built from T and dumped nowhere:
+# npy2dat --causal draws it (key s > query t hidden).
 RELU_FIG := $(OUT)/fig/mhsa_relu_causal
 $(FIG)/mhsa_relu_causal.svg: $(BIN)/mhsa_relu $(BIN)/npy2dat tools/heatmap.gp | tools
 	$(call say,PLOT,$@)
@@ -29,7 +31,9 @@ $(FIG)/mhsa_relu_causal.svg: $(BIN)/mhsa_relu $(BIN)/npy2dat tools/heatmap.gp | 
 	$(Q)$(BIN)/mhsa_relu --example recent-words-scaled --quiet --dump $(RELU_FIG)/scaled
 	$(Q){ $(BIN)/npy2dat $(RELU_FIG)/raw/attn.npy 0 0; printf '\n\n'; \
 	      $(BIN)/npy2dat $(RELU_FIG)/scaled/attn.npy 0 0; } > $(RELU_FIG).dat
-	$(Q)$(GNUPLOT) -e "data='$(RELU_FIG).dat'; out='$@.tmp'; xwords='the|cat|saw|the|dog|saw|the|cat'; \
+	$(Q){ $(BIN)/npy2dat --causal $(RELU_FIG)/raw/attn.npy 0 0; printf '\n\n'; \
+	      $(BIN)/npy2dat --causal $(RELU_FIG)/scaled/attn.npy 0 0; } > $(RELU_FIG).mask
+	$(Q)$(GNUPLOT) -e "data='$(RELU_FIG).dat'; mask='$(RELU_FIG).mask'; out='$@.tmp'; xwords='the|cat|saw|the|dog|saw|the|cat'; \
 	    heading='mhsa_relu, masked: the query of t is 12 at t-1 and 6 at t-2'; \
 	    titles='--example recent-words (no scale)|--example recent-words-scaled (wq / 4)'" tools/heatmap.gp
 	$(Q)mv $@.tmp $@

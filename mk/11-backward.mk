@@ -5,8 +5,8 @@ EXTRA_TESTS     += backward64
 TANGLED_HEADERS += backward64.h
 FIGURES         += $(FIG)/backward_heads.svg
 
-# Each head's weights, and beside them the size of its score gradient, |scores.grad|,
-# scaled so that the largest entry of the four heads is 1 (heatmap.gp's scale is 0..1).
+# Each head's weights, and beside them its score gradient, scores.grad, with its sign,
+# divided by the largest size among the four heads (heatmap.gp's signed scale, -1..1).
 BACKWARD_FIG := $(OUT)/fig/backward_heads
 $(FIG)/backward_heads.svg: $(BIN)/mha_backward $(BIN)/npy2dat tools/heatmap.gp | tools
 	$(call say,PLOT,$@)
@@ -19,11 +19,12 @@ $(FIG)/backward_heads.svg: $(BIN)/mha_backward $(BIN)/npy2dat tools/heatmap.gp |
 	    [ $$h = 0 ] || printf '\n\n'; \
 	    $(BIN)/npy2dat $(BACKWARD_FIG)/attn.npy 0 $$h; printf '\n\n'; \
 	    $(BIN)/npy2dat $(BACKWARD_FIG)/scores.grad.npy 0 $$h | \
-	        awk -v most=$$most '{ for (i = 1; i <= NF; i++) printf "%.6f%s", ($$i < 0 ? -$$i : $$i) / most + 0, i < NF ? " " : "\n" }'; \
+	        awk -v most=$$most '{ for (i = 1; i <= NF; i++) printf "%.6f%s", $$i / most + 0, i < NF ? " " : "\n" }'; \
 	done > $(BACKWARD_FIG).dat
 	$(Q)$(GNUPLOT) -e "data='$(BACKWARD_FIG).dat'; out='$@.tmp'; layout='4,2'; \
 	    heading='mha_backward --example four-heads: each head, and where its gradient goes'; \
 	    titles='head 0: the token before|head 0: its score gradient, scaled|head 1: the same, soft|head 1: its score gradient, scaled|head 2: its own word|head 2: its score gradient, scaled|head 3: all alike|head 3: its score gradient, scaled'; \
+	    scales='weights|signed|weights|signed|weights|signed|weights|signed'; signed_title='gradient'; \
 	    xwords='the|cat|saw|the|dog|saw|the|cat'" tools/heatmap.gp
 	$(Q)mv $@.tmp $@
 
