@@ -18,7 +18,7 @@
 #          and its batch element): keys where it is 0 are drawn grey, hidden
 #
 # Lines under 0.02 are left out. The canvas counts pixels, y downwards; the SVG
-# is at most 960 px wide on an opaque white background, its text at least 11
+# is at most 960 px wide on an opaque white background, its text at least 12
 # px, and byte-identical from run to run.
 
 if (!exists("titles")) titles = ""
@@ -43,7 +43,7 @@ do for [s = 1:S] { hidden[s] = 0 }
 if (mask ne "") { stats mask matrix using (hidden[int($1) + 1] = ($3 == 0)) nooutput }
 
 # pixels: a panel per head, side by side; rows of words `row` apart
-panel = (H > 2) ? 300 : 400
+panel = (H * 400 > 960) ? int(960 / H) : 400
 row = 30
 head = 74
 top = 56

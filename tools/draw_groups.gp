@@ -40,12 +40,16 @@ do for [p = 1:P] {
     G[p] = STATS_size_y / hd[p]
 }
 
-# pixels: cells of `cell` px; query heads `gap` apart; a panel as wide as the
-# widest row of query heads, and `pad` between panels
-cell = 10
+# pixels: cells of `cell` px (10, or fewer if the widest row of query heads
+# would not fit in 960 px); query heads `gap` apart; a panel as wide as that row,
+# and `pad` between panels
 gap = 16
 pad = 40
 left = 120
+cells = 0
+do for [p = 1:P] { if (H[p] * hd[p] > cells) { cells = H[p] * hd[p]; gaps = H[p] - 1 } }
+fit = int(((960 - left - 20 - (P - 1) * pad) / P - gaps * gap) / cells)
+cell = (fit > 10) ? 10 : fit
 head = 44
 titles_h = 52
 maxrow = 0

@@ -31,9 +31,12 @@ H = STATS_blocks
 hd = D / H
 
 # pixels
-cell = (D + H - 1 > 20) ? 30 : 36   # the blocks below need D cells and H - 1 gaps
-gap = cell + 4
+# pixels: the blocks below are the widest row, D cells and H - 1 gaps of a cell
+# and 4 px, within 960 px; a cell holds its number only when it is 26 px or more
 left = 84
+fit = int((960 - left - 24 - (H - 1) * 4) / (D + H - 1))
+cell = (fit > 36) ? 36 : fit
+gap = cell + 4
 head = 44
 title = 34
 top_y = head + title + 24                       # q's first row
@@ -58,6 +61,7 @@ unset key
 colours = "#cfe2f3 #fce5cd #d9ead3 #ead1dc #fff2cc #d0e0e3 #f4cccc #d9d2e9"
 head_colour(h) = word(colours, h % 8 + 1)
 grid_font = "Helvetica,12"
+numbers = (cell >= 26)
 
 set label 1 heading at width / 2.0, 24 center font "Helvetica,15"
 set label sprintf("%s (B, T, D) = (1, %d, %d): row t is position t; a cell's number is its address in memory", \
@@ -66,7 +70,7 @@ do for [h = 0:H - 1] {
     set label sprintf("head %d", h) at left + (h + 0.5) * hd * cell, top_y - 10 center font "Helvetica,12"
 }
 grid_fill(r, c) = head_colour(int(c / hd))
-grid_text(r, c) = sprintf("%d", r * D + c)
+grid_text(r, c) = numbers ? sprintf("%d", r * D + c) : ""
 call "tools/draw_heads_grid.gp" (left) (top_y) (T) (D) (cell)
 
 set label sprintf("%sh = split_heads(%s), (B, H, T, hd) = (1, %d, %d, %d): a cell's number is the address of %s it is copied from", \
@@ -78,7 +82,7 @@ do for [h = 0:H - 1] {
         to block_x(h) + hd * cell / 2.0, bottom_y - title - 28 lw 1.5 lc rgb "#555555"
     block = h
     grid_fill(r, c) = head_colour(block)
-    grid_text(r, c) = sprintf("%d", r * D + block * hd + c)
+    grid_text(r, c) = numbers ? sprintf("%d", r * D + block * hd + c) : ""
     call "tools/draw_heads_grid.gp" (block_x(h)) (bottom_y) (T) (hd) (cell)
 }
 # the positions' words, at the left of both
