@@ -46,3 +46,15 @@ $(FIG)/scale_study.svg: $(BIN)/scale_study $(BIN)/npy2dat tools/scale_study.gp |
 	$(Q)$(BIN)/npy2dat $(OUT)/fig/scale_study/scale.npy > $(OUT)/fig/scale_study.dat
 	$(Q)$(GNUPLOT) -e "data='$(OUT)/fig/scale_study.dat'; out='$@.tmp'" tools/scale_study.gp
 	$(Q)mv $@.tmp $@
+
+# mha_qkv's queries against its keys as lines: chapter 7's draw_asks recipe.
+FIGURES  += $(FIG)/mha_qkv_lines.svg
+$(FIG)/mha_qkv_lines.svg: $(FIG)/%.svg: $(BIN)/mha_qkv $(BIN)/npy2dat tools/draw_asks.gp | tools
+	$(draw_asks)
+$(FIG)/mha_qkv_lines.svg: ASKS_RUN = mha_qkv --example find-words
+$(FIG)/mha_qkv_lines.svg: ASKS_HEADING = mha_qkv --example find-words: four query words against the sentence
+$(FIG)/mha_qkv_lines.svg: ASKS_TITLES = head 0: its own word|head 1: the word saw
+$(FIG)/mha_qkv_lines.svg: ASKS_QWORDS = the|dog|saw|a
+$(FIG)/mha_qkv_lines.svg: ASKS_KWORDS = the|cat|saw|the|dog|saw|the|cat
+$(FIG)/mha_qkv_lines.svg: ASKS_QNAME = queries (Q)
+$(FIG)/mha_qkv_lines.svg: ASKS_KNAME = keys (K = V)
