@@ -24,3 +24,15 @@ $(FIG)/fill_values.svg: FIG_RUN = fill_values
 $(FIG)/fill_values.svg: FIG_PICK =
 $(FIG)/fill_values.svg: FIG_HEADING = One example, three ways to hide a score (blank cells are NaN)
 $(FIG)/fill_values.svg: FIG_TITLES = masked_fill -1e20 (seed 004)|masked_fill -inf (seeds 000, 002)|add -10000 (seed 003)
+
+# The padded batch's mask, each sequence's row broadcast down its map
+# (tools/draw_masks.gp; the mask the program applied is its own padding row repeated).
+FIGURES  += $(FIG)/selfatt_v3_pad.svg
+$(FIG)/selfatt_v3_pad.svg: FIG_RUN = selfatt_v3 --example padded
+$(FIG)/selfatt_v3_pad.svg: $(BIN)/selfatt_v3 tools/draw_masks.gp $(GRID_TOOLS)
+	$(call say,PLOT,$@)
+	$(Q)$(call grid_dump,$(grid_dir),$(FIG_RUN),attention_mask)
+	$(Q)$(GNUPLOT) -e "mask='$(grid_dir)/attention_mask.dat'; pad=mask; out='$@.tmp'; \
+	    words='the|cat|saw|the|dog|saw|the|cat'; \
+	    heading='SelfAttV3 on the padded batch: pad[:, None, :] broadcast to the scores'" tools/draw_masks.gp
+	$(Q)mv $@.tmp $@
