@@ -47,8 +47,17 @@ field(s, n) = (n <= 1) ? (strstrt(s, "|") ? s[1:strstrt(s, "|") - 1] : s) \
                        : (strstrt(s, "|") ? field(s[strstrt(s, "|") + 1:], n - 1) : "")
 
 cell_font = 12
+# a cell that is not blank gets its colour; then the lines between the cells
+fill(x0, y0, x1, y1, fill) = sprintf("set object rect from %g,%g to %g,%g fc rgb '%s' " . \
+    "fs solid 1.0 noborder front", x0, y0, x1, y1, fill)
+rule(x0, y0, x1, y1) = sprintf("set arrow from %g,%g to %g,%g nohead lc rgb '%s' lw 1 front", \
+    x0, y0, x1, y1, edge)
 GRID = "do for [gr = 0:grid_rows - 1] { do for [gc = 0:grid_cols - 1] { " . \
-    "eval box(grid_x + gc * grid_cell, grid_y + gr * grid_cell, " . \
-    "grid_x + (gc + 1) * grid_cell, grid_y + (gr + 1) * grid_cell, cell_fill(gr, gc)); " . \
+    "if (cell_fill(gr, gc) ne blank) { eval fill(grid_x + gc * grid_cell, grid_y + gr * grid_cell, " . \
+    "grid_x + (gc + 1) * grid_cell, grid_y + (gr + 1) * grid_cell, cell_fill(gr, gc)) }; " . \
     "if (cell_text(gr, gc) ne '') { eval text(grid_x + (gc + 0.5) * grid_cell, " . \
-    "grid_y + (gr + 0.5) * grid_cell, cell_text(gr, gc), 'center', cell_font) } } }"
+    "grid_y + (gr + 0.5) * grid_cell, cell_text(gr, gc), 'center', cell_font) } } }; " . \
+    "do for [gr = 0:grid_rows] { eval rule(grid_x, grid_y + gr * grid_cell, " . \
+    "grid_x + grid_cols * grid_cell, grid_y + gr * grid_cell) }; " . \
+    "do for [gc = 0:grid_cols] { eval rule(grid_x + gc * grid_cell, grid_y, " . \
+    "grid_x + gc * grid_cell, grid_y + grid_rows * grid_cell) }"

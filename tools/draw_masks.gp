@@ -47,7 +47,7 @@ maps_x = (causal ne "") ? left + S * cell + 84 : left
 map_x(b) = maps_x + b * (S * cell + gap)
 y_pad = 104
 y_maps = y_pad + cell + 64
-y_table = y_maps + T * cell + 56
+y_table = y_maps + T * cell + 78
 width = map_x(B - 1) + S * cell + 24
 width = (width < 640) ? 640 : width
 height = y_table + 3 * 24 + 40
@@ -98,6 +98,7 @@ shape_row(y, name, d0, d1, d2, note) = text(left, y, name, "left", 13) . "; " . 
     (d0 ne "" ? text(col(0), y, d0, "center", 13) . "; " : "") . \
     text(col(1), y, d1, "center", 13) . "; " . text(col(2), y, d2, "center", 13) . "; " . \
     text(col(2) + 30, y, note, "left", 13)
+eval text(left, y_table - 28, "The shapes, lined up at the right as broadcasting lines them up:", "left", 13)
 eval shape_row(y_table, "scores", num(B), num(T), num(S), "")
 eval shape_row(y_table + 24, "pad[:, None, :]", num(B), "1", num(S), "fits: a 1 is copied, equal sizes meet")
 if (causal ne "") {
