@@ -102,7 +102,7 @@ eval text(left, y_table - 28, "The shapes, lined up at the right as broadcasting
 eval shape_row(y_table, "scores", num(B), num(T), num(S), "")
 eval shape_row(y_table + 24, "pad[:, None, :]", num(B), "1", num(S), "fits: a 1 is copied, equal sizes meet")
 if (causal ne "") {
-    eval shape_row(y_table + 48, "causal", "", num(T), num(S), sprintf("fits: a missing axis counts as 1, the same triangle for each b"))
+    eval shape_row(y_table + 48, "causal", "", num(T), num(S), "fits: a missing axis counts as 1, the same triangle for each b")
 } else {
     eval shape_row(y_table + 48, "pad", "", num(B), num(S), sprintf("refused: its B = %d meets the queries, T = %d", B, T))
 }

@@ -69,7 +69,6 @@ height = (attn ne "") ? y_att + T * big + 30 : y_qkv + row_h + 40
 
 eval text(width / 2.0, 24, heading, "center", 15)
 qkv_x(j) = left + j * (D * cell + gap)
-words_at(x0, y0, step) = 0     # (a placeholder: the loops below write the words)
 
 # the first row: X (chapter 1) or proj(X) (chapter 2), its words at the left
 grid_rows = T; grid_cell = cell; grid_y = y_top; cell_font = 11
