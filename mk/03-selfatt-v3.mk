@@ -41,3 +41,15 @@ $(FIG)/fill_values.svg: $(BIN)/fill_values $(SRC)/fill_values.c $(BIN)/npy2dat t
 	    tools/heatmap.gp 2> $(FILL_FIG).log; status=$$?; \
 	    grep -v 'matrix contains missing or undefined values' $(FILL_FIG).log >&2; exit $$status
 	$(Q)mv $@.tmp $@
+
+# The padded batch's mask, each sequence's row broadcast down its map
+# (tools/draw_masks.gp; the mask the program applied is its own padding row repeated).
+FIGURES  += $(FIG)/selfatt_v3_pad.svg
+$(FIG)/selfatt_v3_pad.svg: FIG_RUN = selfatt_v3 --example padded
+$(FIG)/selfatt_v3_pad.svg: $(BIN)/selfatt_v3 tools/draw_masks.gp $(GRID_TOOLS)
+	$(call say,PLOT,$@)
+	$(Q)$(call grid_dump,$(grid_dir),$(FIG_RUN),attention_mask)
+	$(Q)$(GNUPLOT) -e "mask='$(grid_dir)/attention_mask.dat'; pad=mask; out='$@.tmp'; \
+	    words='the|cat|saw|the|dog|saw|the|cat'; \
+	    heading='SelfAttV3 on the padded batch: pad[:, None, :] broadcast to the scores'" tools/draw_masks.gp
+	$(Q)mv $@.tmp $@
