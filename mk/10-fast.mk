@@ -35,3 +35,15 @@ $(FIG)/fast_memory.svg: $(BIN)/mha_bench tools/fast.gp | tools
 	$(Q)$(BIN)/mha_bench --memory > $(OUT)/fig/fast_memory.dat
 	$(Q)$(GNUPLOT) -e "data='$(OUT)/fig/fast_memory.dat'; out='$@.tmp'" tools/fast.gp
 	$(Q)mv $@.tmp $@
+
+# The flash rung's blocks in one head under --causal, at the chapter's T = 1024 and
+# hd = 768 / 12: BR, BC and KR are read from the program's own #defines, and nothing is
+# timed or run.
+FIGURES += $(FIG)/flash_blocks.svg
+$(FIG)/flash_blocks.svg: FIG_RUN = mha_fast --seq 1024 --dim 768 --heads 12 --causal
+$(FIG)/flash_blocks.svg: $(SRC)/mha_fast.c tools/draw_flash.gp | tools
+	$(call say,PLOT,$@)
+	$(Q)$(GNUPLOT) -e "out='$@.tmp'; T=1024; hd=768 / 12; block=10; \
+	    $$(awk '$$1 == "#define" && ($$2 == "BR" || $$2 == "BC" || $$2 == "KR") { printf "%s=%d; ", $$2, $$3 }' $(SRC)/mha_fast.c) \
+	    heading='$(FIG_RUN): one head, as the flash rung cuts it'" tools/draw_flash.gp
+	$(Q)mv $@.tmp $@

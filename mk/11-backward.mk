@@ -39,3 +39,19 @@ CFLAGS_backward_bench    := $(BACKWARD_FAST_FLAGS)
 LDLIBS_backward_bench    := -fopenmp
 CFLAGS_mha_backward_fast := $(BACKWARD_FAST_FLAGS)
 LDLIBS_mha_backward_fast := -fopenmp
+
+# The graph of the four-heads case forward and back: every tensor and its gradient with
+# their shapes, read from the shapes of the files mha_backward dumps (npy_shape is in
+# mk/09-kv-cache.mk).
+FIGURES += $(FIG)/backward_graph.svg
+$(FIG)/backward_graph.svg: FIG_RUN = mha_backward --example four-heads
+$(FIG)/backward_graph.svg: $(BIN)/mha_backward tools/draw_backward.gp | tools
+	$(call say,PLOT,$@)
+	$(Q)rm -rf $(OUT)/fig/backward_graph && mkdir -p $(OUT)/fig
+	$(Q)$(BIN)/$(FIG_RUN) --quiet --dump $(OUT)/fig/backward_graph
+	$(Q)x=$(call npy_shape,$(OUT)/fig/backward_graph/X.npy); att=$(call npy_shape,$(OUT)/fig/backward_graph/attn.npy); \
+	kw=$(call npy_shape,$(OUT)/fig/backward_graph/k_proj.weight.npy); \
+	$(GNUPLOT) -e "out='$@.tmp'; heading='$(FIG_RUN): every tensor and its gradient, with their shapes'; \
+	    $$(echo $$x,$$att,$$kw | awk -F, '{ printf "B=%d; T=%d; D=%d; H=%d; G=%d", $$1, $$2, $$3, $$5, $$8 / ($$3 / $$5) }')" \
+	    tools/draw_backward.gp
+	$(Q)mv $@.tmp $@

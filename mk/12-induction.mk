@@ -120,3 +120,53 @@ $(FIG)/induction_heads.svg $(FIG)/induction_one_layer.svg: $(FIG)/%.svg: $(BIN)/
 	$(GNUPLOT) -e "data='$(OUT)/fig/$*.dat'; mask='$(OUT)/fig/$*.mask'; out='$@.tmp'; layout='$(INDUCTION_LAYOUT)'; tokens='$$tokens'; $$copy; \
 	    titles='$$titles'; heading='$(FIG_RUN): each head on the first held-out sequence'" tools/induction_maps.gp
 	$(Q)mv $@.tmp $@
+
+# The circuit on the first held-out sequence: the first layer's head that looks most at
+# the token before, and the last layer's head that looks most, over the copy, at the key
+# after the earlier occurrence of its query's token (draw_circuit.gp says what each
+# block of the data is). Reads: example.npy's two rows, then the two layers' maps.
+define CIRCUIT_AWK
+FILENAME == ex { for (i = 1; i <= NF; i++) if (FNR == 1) tok[i - 1] = $$i + 0; else role[i - 1] = $$i + 0; next }
+/^$$/ { if (r) { m++; r = 0 } next }
+{ for (s = 1; s <= NF; s++) w[m + 0, r + 0, s - 1] = $$s + 0; r++; if (r > T) T = r }
+END {
+    src = dst = -1
+    for (t = 0; t < T; t++) { if (role[t] == 1 && src < 0) src = t; if (role[t] == 2 && dst < 0) dst = t; n += role[t] == 1 }
+    H = (m + 1) / 2; bp = bq = -1
+    for (h = 0; h < H; h++) {
+        p = q = 0
+        for (t = 1; t < T; t++) p += w[h, t, t - 1]
+        for (t = dst; t < dst + n - 1; t++) q += w[H + h, t, t - dst + src + 1]
+        if (p > bp) { bp = p; h0 = h }
+        if (q > bq) { bq = q; h1 = h }
+    }
+    printf "h0=%d; h1=%d; src=%d; dst=%d; len=%d", h0, h1, src, dst, n > heads
+    for (t = 0; t < T; t++) print t, tok[t], role[t]
+    printf "\n\n"
+    for (t = 0; t < T; t++) for (s = 0; s <= t; s++) if (w[h0, t, s] >= 0.2) print s, t, w[h0, t, s], tok[s]
+    printf "\n\n"
+    for (t = dst; t < dst + n - 1; t++) for (s = 0; s <= t; s++) if (w[H + h1, t, s] >= 0.2) { print s, t, w[H + h1, t, s]; key[s] = 1 }
+    printf "\n\n"
+    for (t = 0; t < T; t++) for (s = 0; s <= t; s++) if (key[t] && w[h0, t, s] >= 0.2) print s, t, w[h0, t, s], tok[s]
+    printf "\n\n"
+    for (t = dst; t < dst + n - 1; t++) {
+        k = 0; for (s = 1; s <= t; s++) if (w[H + h1, t, s] > w[H + h1, t, k]) k = s
+        print t, tok[k], tok[k] == tok[t + 1], tok[t + 1]
+    }
+}
+endef
+export CIRCUIT_AWK
+FIGURES += $(FIG)/induction_circuit.svg
+$(FIG)/induction_circuit.svg: FIG_RUN = induction --layers 2 --every 50
+$(FIG)/induction_circuit.svg: $(MODELS)/two-layers/history.npy $(BIN)/npy2dat tools/draw_circuit.gp | tools
+	$(call say,PLOT,$@)
+	$(Q)$(call check_fig_run,two-layers)
+	$(Q)mkdir -p $(OUT)/fig
+	$(Q)$(BIN)/npy2dat $(MODELS)/two-layers/example.npy > $(INDUCTION_FIG)_circuit.example
+	$(Q)last=$$(( $$(echo $(call npy_shape,$(MODELS)/two-layers/attn.npy) | cut -d, -f1) - 1 )); \
+	{ $(BIN)/npy2dat $(MODELS)/two-layers/attn.npy 0; printf '\n\n'; $(BIN)/npy2dat $(MODELS)/two-layers/attn.npy $$last; } | \
+	    awk -v ex=$(INDUCTION_FIG)_circuit.example -v heads=$(INDUCTION_FIG)_circuit.heads "$$CIRCUIT_AWK" \
+	    $(INDUCTION_FIG)_circuit.example - > $(INDUCTION_FIG)_circuit.dat; \
+	$(GNUPLOT) -e "data='$(INDUCTION_FIG)_circuit.dat'; out='$@.tmp'; layer1=$$last; $$(cat $(INDUCTION_FIG)_circuit.heads); \
+	    heading='$(FIG_RUN): the circuit on the first held-out sequence'" tools/draw_circuit.gp
+	$(Q)mv $@.tmp $@
