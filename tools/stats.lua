@@ -53,6 +53,28 @@ local function is_machinery(name)
   return false
 end
 
+-- What a chunk does, read from its name (an imperative sentence): wiring runs a
+-- program (its file's skeleton, main, its flags, its list of tensors, printing,
+-- files, the default case it makes); everything else is the idea. A fence may
+-- say it outright: role="wiring" or role="idea".
+local WIRING = { "command line", "print", "list the tensors", "list the gradients", "flag",
+                 "refuse", "dump", "load", "files", "help", "seed the", "default", "on the case",
+                 "check the trainer", "wire" }
+
+local function is_wiring(block)
+  local role = block.info:match('role="?(%a+)"?')
+  if role then return role == "wiring" end
+  if block.info:match("file=") then return true end
+  local name = (block.chunk or ""):lower()
+  for _, word in ipairs(WIRING) do
+    if name:find(word, 1, true) then return true end
+  end
+  for _, line in ipairs(block.body) do
+    if line:match("^%s*int%s+main%s*%(") then return true end
+  end
+  return false
+end
+
 local function lines_of(text)
   local t = {}
   for line in (text .. "\n"):gmatch("(.-)\r?\n") do t[#t + 1] = line end
@@ -165,7 +187,8 @@ local function chapter_stats(path, all_refs)
   local text = U.must_read(path)
   local lines = lines_of(text)
   local s = { path = path, words = words(text), blocks = 0, longest = 0, longest_at = 0,
-              no_before = {}, no_after = {}, idea = 0, machinery = 0, over = {} }
+              no_before = {}, no_after = {}, idea = 0, machinery = 0, over = {},
+              wiring = 0, c_lines = 0, wiring_chunks = {} }
   for _, b in ipairs(blocks_of(lines)) do
     s.blocks = s.blocks + 1
     local n = #b.body
@@ -174,6 +197,11 @@ local function chapter_stats(path, all_refs)
     if not is_prose(neighbour(lines, b.last, 1)) then s.no_after[#s.no_after + 1] = b.first end
     if b.lang == "c" and b.chunk then
       if n > MAX_C_BLOCK then s.over[#s.over + 1] = b.first end
+      s.c_lines = s.c_lines + n
+      if is_wiring(b) then
+        s.wiring = s.wiring + n
+        s.wiring_chunks[#s.wiring_chunks + 1] = ("%s:%d: %d lines of wiring in <<%s>>"):format(path, b.first, n, b.chunk)
+      end
       b.counted, _, b.as_main = scan_c(b)
       b.path = path
       s.c_blocks = s.c_blocks or {}
@@ -220,8 +248,8 @@ local function main(argv)
   end
 
   local failed = false
-  print(("%-30s %7s %6s %8s %7s %6s %6s %10s %9s"):format(
-    "chapter", "words", "blocks", "longest", "C>25", "nobef", "noaft", "C lines", "machinery"))
+  print(("%-30s %7s %6s %8s %7s %6s %6s %10s %9s %7s"):format(
+    "chapter", "words", "blocks", "longest", "C>25", "nobef", "noaft", "C lines", "machinery", "wiring"))
   for _, s in ipairs(chapters) do
     for _, b in ipairs(s.c_blocks or {}) do
       for k, fn in ipairs(b.counted) do
@@ -242,8 +270,9 @@ local function main(argv)
     local c = s.idea + s.machinery
     local share = c > 0 and s.machinery / c or 0
     local name = s.path:match("([^/]+)%.md$") or s.path
-    print(("%-30s %7d %6d %8d %7d %6d %6d %10d %8.0f%%"):format(name, s.words, s.blocks, s.longest,
-      #s.over, #s.no_before, #s.no_after, c, 100 * share))
+    local wiring = s.c_lines > 0 and s.wiring / s.c_lines or 0
+    print(("%-30s %7d %6d %8d %7d %6d %6d %10d %8.0f%% %6.0f%%"):format(name, s.words, s.blocks, s.longest,
+      #s.over, #s.no_before, #s.no_after, c, 100 * share, 100 * wiring))
     local numbered = tonumber(name:match("^(%d+)%-"))
     local miss = {}
     local most = name:match("^%u%-") and MAX_APPENDIX_WORDS or MAX_WORDS
@@ -256,6 +285,7 @@ local function main(argv)
     end
     if verbose then
       for _, j in ipairs(jobs) do print(j) end
+      for _, w in ipairs(s.wiring_chunks) do print("  " .. w) end
       for _, l in ipairs(s.over) do print(("  %s:%d: C block over %d lines"):format(s.path, l, MAX_C_BLOCK)) end
       for _, l in ipairs(s.no_before) do print(("  %s:%d: no sentence before"):format(s.path, l)) end
       for _, l in ipairs(s.no_after) do print(("  %s:%d: no paragraph after"):format(s.path, l)) end
@@ -267,7 +297,9 @@ local function main(argv)
   end
   print("key: words as wc -w counts them; blocks: fenced code blocks; longest: lines of the longest block;")
   print("     C>25: C blocks over 25 lines; nobef, noaft: blocks without a sentence before, a paragraph after;")
-  print("     C lines: lines of C blocks; machinery: their share not the idea (-v, make stats V=1: which, where)")
+  print("     C lines: lines of C blocks; machinery: their share not the idea, by function; wiring: their")
+  print("     share in chunks that run a program (main, flags, the list of tensors, printing, files), by chunk")
+  print("     (-v, make stats V=1: which, where)")
   if failed then os.exit(1) end
 end
 
