@@ -46,9 +46,10 @@ CHAPTER_FILES := $(sort $(wildcard chapters/*.md))
 # The web book's pages and the paper book (see "The web book" below).
 BOOK_FILES   := $(CHAPTER_FILES) $(sort $(wildcard solutions/*.md))
 SITE         := build/site
-SITE_SOURCES := book.md $(BOOK_FILES)
+SITE_SOURCES := book.md $(BOOK_FILES) teachers.md
 SITE_PAGES   := $(SITE)/index.html $(CHAPTER_FILES:chapters/%.md=$(SITE)/%.html) \
-                $(patsubst solutions/%.md,$(SITE)/solutions-%.html,$(filter solutions/%,$(BOOK_FILES)))
+                $(patsubst solutions/%.md,$(SITE)/solutions-%.html,$(filter solutions/%,$(BOOK_FILES))) \
+                $(SITE)/teachers.html
 SITE_FIGURES  = $(FIGURES:$(FIG)/%=$(SITE)/figures/%)
 SITE_TOOLS   := tools/site/filter.lua tools/site/figures.lua tools/site/page.html tangle/tangle.lua
 SITE_PANDOC   = $(PANDOC) -f commonmark_x -t html5 --template tools/site/page.html --toc --toc-depth=2 \
@@ -413,6 +414,9 @@ $(SITE)/%.html: chapters/%.md $(SITE_SOURCES) $(SITE_TOOLS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(SITE_PANDOC) -M page=$< $< -o $@.tmp && mv $@.tmp $@
 $(SITE)/solutions-%.html: solutions/%.md $(SITE_SOURCES) $(SITE_TOOLS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(SITE_PANDOC) -M page=$< $< -o $@.tmp && mv $@.tmp $@
+$(SITE)/teachers.html: teachers.md $(SITE_SOURCES) $(SITE_TOOLS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(SITE_PANDOC) -M page=$< $< -o $@.tmp && mv $@.tmp $@
 $(SITE)/book.css: tools/site/book.css

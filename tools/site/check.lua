@@ -2,7 +2,8 @@
 --
 --   lua5.4 tools/site/check.lua SITE_DIR FILE.md ...
 --
--- The FILE.md are the pages' sources (book.md, chapters/*.md, solutions/*.md).
+-- The FILE.md are the pages' sources (book.md, chapters/*.md, solutions/*.md,
+-- teachers.md).
 -- Every source has its page, titled with its first heading; every link and
 -- image of every page reaches a file of the site, and an anchor that exists
 -- in it; no page links to a .md file; no page gives one id to two elements
@@ -24,6 +25,7 @@ local pages = {}            -- file -> { ids = set, text }
 for i = 2, #arg do
   local src = arg[i]
   local file = src == "book.md" and "index.html"
+    or src == "teachers.md" and "teachers.html"
     or src:match("^chapters/(.*)%.md$") and src:match("^chapters/(.*)%.md$") .. ".html"
     or "solutions-" .. src:match("^solutions/(.*)%.md$") .. ".html"
   if src:match("^chapters/%u%-") then count.appendices = count.appendices + 1

@@ -5,9 +5,10 @@
 --          -M pages=book.md -M pages=chapters/00-tensors.md ... chapters/05-mha.md
 --
 -- `pages` is every page of the site in reading order (book.md, the chapters,
--- the appendices, the solutions); `page` is the one being written. The filter
---   1. names each page's file: book.md is index.html, chapters/NN-name.md is
---      NN-name.html, solutions/NN-name.md is solutions-NN-name.html;
+-- the appendices, the solutions, teachers.md); `page` is the one being written. The filter
+--   1. names each page's file: book.md is index.html, teachers.md teachers.html,
+--      chapters/NN-name.md is NN-name.html, solutions/NN-name.md is
+--      solutions-NN-name.html;
 --   2. gives every heading GitHub's id (the chapters link to each other the way
 --      GitHub shows them), a repeated one made unique as GitHub and pandoc do
 --      (running-it, running-it-1, running-it-2), and rewrites every link to a
@@ -38,6 +39,7 @@ end
 
 local function site_file(path)
   if path == "book.md" then return "index.html" end
+  if path == "teachers.md" then return "teachers.html" end
   local dir, base = path:match("^(%w+)/([%w%-_]+)%.md$")
   if dir == "chapters" then return base .. ".html" end
   if dir == "solutions" then return "solutions-" .. base .. ".html" end
