@@ -246,15 +246,18 @@ do
   }, "\n") .. "\n")
   local status, out = run(dir, "lua5.4 " .. q(ROOT .. "/tools/stats.lua") .. " -v chapters/01-mod.md")
   local row = out:match("\n(01%-mod[^\n]*)")
-  ok(status == 0 and row and row:match("^01%-mod%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%%$"),
+  ok(status == 0 and row and row:match("^01%-mod%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%%%s+(%d+)%%$"),
      "stats prints one row per chapter", out)
-  local w, b, longest, over, nobef, noaft, c, share = (row or ""):match("(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%%")
+  local w, b, longest, over, nobef, noaft, c, share, wiring =
+    (row or ""):match("(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%%%s+(%d+)%%")
   is(tonumber(b), 3, "three blocks")
   is(tonumber(longest), 7, "the longest block is the chunk's 7 lines")
   is(tonumber(nobef), 0, "every block has a sentence before it")
   is(tonumber(noaft), 1, "the console block at the end has no paragraph after it")
   is(tonumber(c), 13, "13 C lines: every line of the two C blocks, captions and references included")
   is(tonumber(share), 38, "5 of the 13 are machinery: 38%")
+  is(tonumber(wiring), 46, "by chunk, the file's 6 lines (its main) are wiring, the chunk's 7 the idea: 46%")
+  ok(out:find("chapters/01-mod.md:3: 6 lines of wiring in <<src/mod.c>>", 1, true), "-v names each chunk of wiring", out)
   ok(out:find("chapters/01-mod.md:22: no paragraph after", 1, true), "-v names the block, at its fence's line", out)
   ok(out:find("C lines in mod_print (machinery)", 1, true) and out:find("C lines in main:idea", 1, true),
      "-v lists the C lines of each function, machinery marked", out)
