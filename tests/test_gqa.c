@@ -213,7 +213,7 @@ static const char *const cases[][12] = {       /* gqa flags, without --kv-heads 
 };
 
 /* argv for gqa: the case's flags, then --kv-heads G --dump DIR --quiet. */
-static const char *const *gqa_args(const char **argv, int c, const char *G, const char *dir) {
+static const char *const *gqa_argv(const char **argv, int c, const char *G, const char *dir) {
     int n = 0;
     while (cases[c][n]) argv[n] = cases[c][n], n++;
     argv[n++] = "--kv-heads", argv[n++] = G, argv[n++] = "--dump", argv[n++] = dir, argv[n++] = "--quiet";
@@ -238,7 +238,7 @@ static void test_is_mqa(const char *tmp) {
         snprintf(g, sizeof g, "%s/g1-%d", tmp, c);
         snprintf(m, sizeof m, "%s/m-%d", tmp, c);
         snprintf(m2, sizeof m2, "%s/m2-%d", tmp, c);
-        int status = run("gqa", gqa_args(argv, c, "1", g));
+        int status = run("gqa", gqa_argv(argv, c, "1", g));
         mkdir(m, 0777);
         for (int i = 0; i < 10; i++) copy_bytes(g, names[i][0], m, names[i][1]);
         status |= run("mqa", ARGS("--load", m, "--heads", heads_of(c), "--dump", m2, "--quiet"));
@@ -262,7 +262,7 @@ static void test_is_mha(const char *tmp) {
         const char *argv[24];
         snprintf(g, sizeof g, "%s/gh-%d", tmp, c);
         snprintf(h, sizeof h, "%s/h-%d", tmp, c);
-        int status = run("gqa", gqa_args(argv, c, heads_of(c), g));
+        int status = run("gqa", gqa_argv(argv, c, heads_of(c), g));
         status |= run("mha", ARGS("--load", g, "--heads", heads_of(c), "--dump", h, "--quiet"));
         if (status) diag("mha: %s", run_err);
         ok(status == 0 && same_results(g, h),
