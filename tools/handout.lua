@@ -2,7 +2,7 @@
 
 Usage
 -----
-    lua5.4 tools/handout.lua -o DIR [CHAPTER ...]
+    lua5.4 tools/handout.lua [--force] -o DIR [CHAPTER ...]
 
 Run from the top of the book (`make handout CHAPTERS="1 3"` does). Writes a
 self-contained copy of the book into DIR in which the exercises of the
@@ -22,12 +22,18 @@ exercise, then the names the BEGIN marker lists in brackets, if any:
     NOT_IMPLEMENTED("Exercise 1.6");          from // BEGIN SOLUTION Exercise 1.6
 
 Where it writes: DIR must not exist, or be an empty directory, or be a
-handout made before, which is replaced whole. A handout is marked by the
-file .abh-handout at its top (written first; make handout keeps it out of
-the handout's git commit, so that a student's clone is never taken for
-one). Anything else is refused in one line naming DIR, before anything is
-deleted or written: a directory that holds something else, a file, a
-symbolic link, the book's own directory or one that holds it.
+handout made before that holds no work, which is replaced whole. A handout
+is marked by the file .abh-handout at its top (written first, and last
+rewritten with the cksum of every file written; make handout keeps it out
+of the handout's git commit, so that a student's clone is never taken for
+one). A handout holds work when a file differs from that list or is not on
+it (build/ and what its .gitignore names at its top aside), when git status
+lists a change, or when its git history has a commit after its first: then
+it is refused in one line that says what would be lost, unless --force
+(make handout FORCE=1) is given. Anything else is refused in one line naming
+DIR, before anything is deleted or written, --force or not: a directory that
+holds something else, a file, a symbolic link, the book's own directory or
+one that holds it.
 
 Without chapter numbers, every chapter that has a solution region is
 assigned. The other chapters stay complete.
@@ -48,6 +54,7 @@ Before it writes anything it checks that no line of an assigned solution
 that prose or another chapter cannot give the answer away; and it fails with
 `path:line: message` on a region error (the tangler's own checks) or on an
 assigned chapter without exercises to cut out.
+
 ]]
 
 local HERE = arg and arg[0] and arg[0]:match("^(.*)/") or "tools"
@@ -56,15 +63,19 @@ local deps = dofile(HERE .. "/deps.lua")
 local U = dofile(HERE .. "/util.lua")     -- q, must_read, write, must (a command that must succeed), die
 local q = U.q
 
-local USAGE = "usage: lua5.4 tools/handout.lua -o DIR [CHAPTER ...]   (chapter numbers, e.g. 1 3)\n"
+local USAGE = "usage: lua5.4 tools/handout.lua [--force] -o DIR [CHAPTER ...]   (chapter numbers, e.g. 1 3)\n"
 local MIN_LEAK = 10     -- solution lines shorter than this are too common to be evidence
 local MARKER = ".abh-handout"   -- at a handout's top: make handout may replace this directory
 local MARKER_TEXT = [[
 This directory is a student handout of "Attention by Hand", written by
 `make handout` (tools/handout.lua). `make handout HANDOUT_DIR=<this directory>`
-replaces it whole, with anything you added to it. Delete this file and
-make handout will refuse to touch the directory.
+replaces it whole only while it holds no work: no file changed or added since
+the list below, no change git status shows, no commit after its first. Else it
+refuses, unless given FORCE=1. Delete this file and make handout will refuse
+to touch the directory.
 ]]
+-- The line before the list of files in MARKER: cksum's CRC and size, then the path.
+local LISTED = "The files as handed out (cksum, bytes, path):"
 
 -- The lines of `text` (without their newlines) and whether it ended in one.
 local function lines_of(text)
@@ -104,11 +115,76 @@ local function book_files()
   return files
 end
 
+-- The files under `dir`, path -> "CRC SIZE" (POSIX cksum), leaving out
+-- .git/, build/ (make writes it) and the marker.
+local function file_sums(dir)
+  local out = U.must(("cd -- %s && find . \\( -path ./.git -o -path ./build \\) -prune -o -type f ! -path ./%s -exec cksum {} +")
+    :format(q(dir), MARKER), "reading the files of " .. dir)
+  local sums = {}
+  for crc, size, path in out:gmatch("(%d+) (%d+) %./([^\n]*)") do sums[path] = crc .. " " .. size end
+  return sums
+end
+
+-- The work a handout made before holds, which replacing it would delete:
+-- the files changed or added (sorted) and the commits after its first; or
+-- nil and why it cannot be told.
+local function work_in(dir)
+  local marker = U.must_read(dir .. "/" .. MARKER)
+  local listed = marker:match("\n" .. LISTED:gsub("%p", "%%%0") .. "\n(.*)$")
+  local git_dir = U.must(("[ -e %s/.git ] && echo yes || true"):format(q(dir))):match("yes")
+  if not listed and not git_dir then
+    return nil, "its .abh-handout lists no files and it has no git history, so its changes cannot be told"
+  end
+  local changed, seen = {}, {}
+  local function add(path)
+    if not seen[path] then seen[path], changed[#changed + 1] = true, path end
+  end
+  if listed then
+    local before, ignored = {}, {}
+    for sum, path in listed:gmatch("(%d+ %d+) ([^\n]+)") do before[path] = sum end
+    for line in (U.read(dir .. "/.gitignore") or ""):gmatch("[^\n]+") do   -- /build/, /node_modules/: made, not written
+      local top = line:match("^/([^/*?%[]+)/?$")
+      if top then ignored[top] = true end
+    end
+    for path, sum in pairs(file_sums(dir)) do
+      if before[path] ~= sum and not ignored[path:match("^[^/]+")] then add(path) end
+    end
+  end
+  local commits = 0
+  if git_dir then
+    local status, s1 = U.sh(("git -C %s --no-optional-locks status --porcelain 2>/dev/null"):format(q(dir)))
+    local count, s2 = U.sh(("git -C %s rev-list --all --reflog --count 2>/dev/null"):format(q(dir)))
+    if s1 ~= 0 or s2 ~= 0 or not tonumber(count) then
+      return nil, "git cannot read its history (is git installed?), so its commits cannot be told"
+    end
+    for line in status:gmatch("[^\n]+") do add((line:sub(4):gsub('^"(.*)"$', "%1"):gsub("^.* %-> ", ""))) end
+    commits = math.max(0, tonumber(count) - 1)
+  end
+  table.sort(changed)
+  return changed, commits
+end
+
+-- "3 files changed or added (a, b, c) and 2 commits after the handout's first".
+local function describe_work(changed, commits)
+  local parts = {}
+  if #changed > 0 then
+    local shown = table.concat(changed, ", ", 1, math.min(3, #changed))
+    parts[#parts + 1] = ("%d file%s changed or added (%s%s)"):format(#changed, #changed > 1 and "s" or "",
+      shown, #changed > 3 and (", and %d more"):format(#changed - 3) or "")
+  end
+  if commits > 0 then
+    parts[#parts + 1] = ("%d commit%s after the handout's first"):format(commits, commits > 1 and "s" or "")
+  end
+  return table.concat(parts, " and ")
+end
+
 -- What is at `outdir`: "none", "empty" (an empty directory), "handout" (a
--- directory holding MARKER), or a refusal, a message naming it. The book's
--- own directory, and any directory that holds it, is refused even when it
--- is a handout (make handout run in a handout with HANDOUT_DIR=.).
-local function outdir_state(outdir)
+-- directory holding MARKER, with no work in it unless `force`), or a
+-- refusal, a message naming it; for a handout, also what replacing it
+-- deletes ("": nothing). The book's own directory, and any directory that
+-- holds it, is refused even when it is a handout (make handout run in a
+-- handout with HANDOUT_DIR=.).
+local function outdir_state(outdir, force)
   local d = q(outdir)
   local kind = U.must(("if [ -L %s ]; then echo link; elif [ -d %s ]; then echo dir; elif [ -e %s ]; then echo other; else echo none; fi")
     :format(d, d, d)):match("%a+")
@@ -120,7 +196,20 @@ local function outdir_state(outdir)
   if top_real == out_real or top_real:sub(1, #out_real + 1) == out_real .. "/" or out_real == "/" then
     return nil, ("%s holds the book the handout is made from: nothing written (name a new directory)"):format(outdir)
   end
-  if U.must(("[ -f %s/%s ] && echo yes || true"):format(d, MARKER)):match("yes") then return "handout" end
+  if U.must(("[ -f %s/%s ] && echo yes || true"):format(d, MARKER)):match("yes") then
+    local changed, commits = work_in(outdir)       -- or nil and why
+    local go_on = "make handout FORCE=1 (or --force) replaces it anyway, or name a new directory"
+    if not changed then
+      if force then return "handout", "whatever it holds (" .. commits .. ")" end
+      return nil, ("%s is a handout, but %s: nothing deleted or written; %s"):format(outdir, commits, go_on)
+    end
+    local work = describe_work(changed, commits)
+    if work ~= "" and not force then
+      return nil, ("%s is a handout with work a new one would delete: %s: nothing deleted or written; %s")
+        :format(outdir, work, go_on)
+    end
+    return "handout", work
+  end
   if U.must(("ls -A -- %s"):format(d)) == "" then return "empty" end
   return nil, ("%s is not empty and is not a handout made before (it has no %s): nothing deleted or written; name a new or empty directory")
     :format(outdir, MARKER)
@@ -499,11 +588,13 @@ end
 ------------------------------------------------------------------------------
 
 local function main(argv)
-  local outdir, wanted = nil, {}
+  local outdir, wanted, force = nil, {}, false
   local i = 1
   while i <= #argv do
     if argv[i] == "-o" then
       outdir, i = argv[i + 1], i + 1
+    elseif argv[i] == "--force" then
+      force = true
     elseif argv[i] == "-h" or argv[i] == "--help" then
       io.stdout:write(USAGE)
       return
@@ -515,7 +606,7 @@ local function main(argv)
     i = i + 1
   end
   if not outdir or outdir == "" then io.stderr:write(USAGE) os.exit(1) end
-  local state, refusal = outdir_state(outdir)
+  local state, refusal = outdir_state(outdir, force)
   if not state then U.die("%s", refusal) end
 
   local files = book_files()
@@ -596,9 +687,12 @@ local function main(argv)
 
   -- Write: a fresh directory, marked first as a handout, text files from
   -- memory, the others copied. Only a handout made before is removed.
-  local now, why = outdir_state(outdir)
+  local now, why = outdir_state(outdir, force)
   if now ~= state then U.die("%s", why or (outdir .. " changed while the handout was being made: nothing written")) end
-  if state == "handout" then U.must("rm -rf -- " .. q(outdir), "removing the old handout " .. outdir) end
+  if state == "handout" then
+    if why and why ~= "" then io.stderr:write(("handout: %s: --force: deleting %s\n"):format(outdir, why)) end
+    U.must("rm -rf -- " .. q(outdir), "removing the old handout " .. outdir)
+  end
   U.must("mkdir -p -- " .. q(outdir), "making " .. outdir)
   U.write(outdir .. "/" .. MARKER, MARKER_TEXT)
   for _, path in ipairs(kept) do
@@ -609,6 +703,11 @@ local function main(argv)
     end
     U.must(("[ ! -x %s ] || chmod +x %s"):format(q(path), q(outdir .. "/" .. path)))
   end
+  -- the marker, last, lists every file as written: what tells a student's work
+  local sums, listed = file_sums(outdir), {}
+  for path, sum in pairs(sums) do listed[#listed + 1] = sum .. " " .. path end
+  table.sort(listed, function(a, b) return a:match("^%d+ %d+ (.*)") < b:match("^%d+ %d+ (.*)") end)
+  U.write(outdir .. "/" .. MARKER, MARKER_TEXT .. "\n" .. LISTED .. "\n" .. table.concat(listed, "\n") .. "\n")
   local list = {}
   for _, exercise in ipairs(exercises) do list[#list + 1] = "Exercise " .. exercise end
   io.stdout:write(("handout: %s: chapter%s %s assigned (%s)\n"):format(
