@@ -262,6 +262,66 @@ do  -- a handout kept inside the book is not part of the next one
   is(read(dir .. "/inside/inside/README.md"), nil, "and it does not copy the old handout into the new one")
 end
 
+-- A chapter whose solution is long enough for its tokens to be evidence:
+-- line 8 is the region's first line of code.
+local CHAPTER_1_LONG = [[
+# 1. One
+
+```c {file=src/one.c}
+// <<src/one.c>>=
+static int combine(int x, int y, int k) { return x * k + y; }
+int one(int a, int b) {
+    // BEGIN SOLUTION Exercise 1.1 (a, b)
+    int sum_of_both = combine(a, b, 2) + combine(b, a, 3);   // both ways
+    return sum_of_both * 2;
+    // END SOLUTION Exercise 1.1
+}
+```
+
+## Exercises
+
+**Exercise 1.1.** Write `one`.
+]]
+local SAME_TOKENS = "int total=combine( p,q,2 )+combine(q , p, 3); /* other names */"
+
+do  -- no leak by tokens: other names, spacing and comments are the same answer
+  local dir = small_book{["chapters/01-one.md"] = CHAPTER_1_LONG,
+                         ["chapters/02-two.md"] = CHAPTER_2 .. "\nLike chapter 1, `" .. SAME_TOKENS .. "`, but\n",
+                         ["chapters/00-zero.md"] = "# 0. Zero\n\n```c\n" .. SAME_TOKENS .. "\n```\n",
+                         ["solutions/00-zero.md"] = "# Zero\n\n    " .. SAME_TOKENS .. "\n",
+                         ["tests/test_one.c"] = "/* public */\nint other(void) {\n    " .. SAME_TOKENS .. "\n}\n",
+                         ["tests/test_two.c"] = "int total = combine(p, q, 2) - combine(q, p, 3);\n"}
+  local status, out, err = handout(dir, "1")
+  is(err, "chapters/02-two.md:10: Exercise 1.1: the tokens of its solution, chapters/01-one.md:8\n" ..
+          "tests/test_one.c:3: Exercise 1.1: the tokens of its solution, chapters/01-one.md:8\n" ..
+          "handout: out: 2 places hold the tokens of a solution it cuts (listed above); ABH_LEAKS=report: reported, not refused\n",
+     "a solution line with other names, spacing and comments is found in a later chapter's prose and a test, FILE:LINE " ..
+     "and the exercise; a chapter before the exercise's and its solutions do not count, nor do other tokens")
+  ok(status == 0 and out:find("^handout: out: chapter 1 assigned"), "ABH_LEAKS=report (the default) lists them and makes the handout", out)
+  is(U.run(("cd %s && lua5.4 %s --leaks out"):format(q(dir), q(ROOT .. "/tools/handout.lua"))), 0,
+     "--leaks DIR, on the handout written, exits 0 with ABH_LEAKS=report")
+  local _, _, listed = U.run(("cd %s && lua5.4 %s --leaks out"):format(q(dir), q(ROOT .. "/tools/handout.lua")))
+  is(listed, err, "and lists the same places")
+  status, out, err = U.run(("cd %s && ABH_LEAKS=fail lua5.4 %s --leaks out"):format(q(dir), q(ROOT .. "/tools/handout.lua")))
+  ok(status == 1 and err:find("\nhandout: out: 2 places hold the tokens of a solution it cuts %(listed above%): the handout leaks %(ABH_LEAKS=fail%)\n$"),
+     "with ABH_LEAKS=fail it exits 1", out, err)
+
+  dir = small_book{["chapters/01-one.md"] = CHAPTER_1_LONG .. "\nThat is, `" .. SAME_TOKENS .. "`.\n"}
+  local env = ("cd %s && ABH_LEAKS=fail lua5.4 %s -o out 1"):format(q(dir), q(ROOT .. "/tools/handout.lua"))
+  status, out, err = U.run(env)
+  ok(status == 1 and err == "chapters/01-one.md:18: Exercise 1.1: the tokens of its solution, chapters/01-one.md:8\n" ..
+     "handout: out: 1 place holds the tokens of a solution it cuts (listed above): nothing written (ABH_LEAKS=fail)\n",
+     "the exercise's own chapter outside the stub counts, at the book's line; ABH_LEAKS=fail refuses the handout", out, err)
+  is(sh("ls " .. q(dir) .. "/out 2>/dev/null"), "", "and nothing is written")
+  status, _, err = U.run(("cd %s && ABH_LEAKS=maybe lua5.4 %s -o out 1"):format(q(dir), q(ROOT .. "/tools/handout.lua")))
+  ok(status == 1 and err:find("^handout: ABH_LEAKS=maybe: it is report"), "ABH_LEAKS is report or fail", err)
+
+  dir = small_book{["chapters/01-one.md"] = CHAPTER_1_LONG,
+                   ["tests/test_one.c"] = "for (int i = 0; i < n; i++) y[i] = x[i];\nint s = combine(a, b, 2);\n"}
+  status, _, err = handout(dir, "1")
+  ok(status == 0 and err == "", "a loop that copies an array, or a part of a line, is no leak", err)
+end
+
 -- A chapter with two regions: one whose marker lists names, one without.
 local CHAPTER_1_FORMS = CHAPTER_1:gsub("\n## Exercises", [[
 
