@@ -879,7 +879,7 @@ local function leaks_main(dir)
   local leaks = find_leaks(needles, texts, paths, origins)
   report_leaks(leaks, dir, "the handout leaks")
   if #leaks == 0 then
-    io.stdout:write(("handout: %s: no file holds the tokens of a solution it cuts (%d token sequences searched)\n"):format(dir, #needles))
+    io.stdout:write(("handout: %s: no file holds the tokens of a solution it cuts (%d token sequence%s searched)\n"):format(dir, #needles, #needles == 1 and "" or "s"))
   end
 end
 
