@@ -17,7 +17,8 @@ V       ?= 0#         V=1 shows the commands
 CHAPTERS ?=#          make handout: the chapters whose exercises are cut out ("1 3"; empty: all);
 #                     make check, make grade: the chapters checked alone (empty: every chapter)
 EX      ?=#           make check, make grade: the exercises checked alone ("5.6"; empty: all)
-HANDOUT_DIR ?= build/handout#  make handout: where the student tree goes (new, empty, or a handout made before)
+HANDOUT_DIR ?= handout#  make handout: where the student tree goes (new, empty, or a handout made before)
+FORCE   ?=#           make handout: 1 replaces a handout even when it holds a student's work
 HANDOUT_KEEP_BUILD ?=#  make handout: 1 keeps the build/ of its compile check (stubs only)
 EXERCISES ?=#        make check-mistakes: the exercises to check ("5.6 6.7"; empty: all)
 FORMAT  ?= text#      make grade: text, json for an autograder, or tsv (one line per test)
@@ -306,13 +307,17 @@ FORCE:
 ## Make a student handout in HANDOUT_DIR; CHAPTERS="1 3" cuts those chapters' exercises (default: all).
 # HANDOUT_DIR must be new, empty, or a handout made before (.abh-handout at its
 # top, which is kept out of the handout's git commit): tools/handout.lua
-# refuses anything else before it deletes or writes a thing. The compile
+# refuses anything else before it deletes or writes a thing, and a handout
+# that holds work (a file changed or added since it was made, a commit after
+# its first) unless FORCE=1. The default, handout/ at the top of the book
+# (ignored by git), is outside build/, which make clean deletes whole: a
+# student working in the default handout loses nothing to make clean. The compile
 # check's log goes to build/, never beside HANDOUT_DIR (make check-handout
 # gives each handout it checks its own: HANDOUT_LOG=build/check-handout/NAME.handout.log).
 HANDOUT_LOG := build/handout-check.log
 handout: tools
 	$(call say,HANDOUT,$(HANDOUT_DIR) from chapters $(or $(CHAPTERS),(all)))
-	$(Q)$(LUA) tools/handout.lua -o $(call quote,$(HANDOUT_DIR)) $(CHAPTERS)
+	$(Q)$(LUA) tools/handout.lua $(if $(FORCE),--force) -o $(call quote,$(HANDOUT_DIR)) $(CHAPTERS)
 	$(call say,CHECK,the stubs compile with -Werror: make -C $(HANDOUT_DIR) programs)
 	$(Q)mkdir -p build && $(MAKE) --no-print-directory -C $(call quote,$(HANDOUT_DIR)) MODE=release programs $(TESTS:%=$(TESTBIN)/%) \
 	    > $(HANDOUT_LOG) 2>&1 || \
@@ -390,7 +395,7 @@ html: $(SITE_PAGES) $(SITE)/book.css $(SITE_FIGURES) tools/site/check.lua
 ## Print the whole book to one PDF, build/book.pdf (needs pandoc and chromium).
 pdf: build/book.pdf
 
-## Remove build/ (figures/ is kept: it is committed).
+## Remove build/ (figures/ is kept: it is committed; so is a student handout, in handout/).
 clean:
 	$(call say,RM,build)
 	$(Q)rm -rf build

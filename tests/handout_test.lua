@@ -133,11 +133,47 @@ end
 do  -- no chapter named: every chapter with a region; a second run replaces the first
   local dir = small_book()
   handout(dir, "1")
-  write(dir .. "/out/stale.txt", "left from before\n")
+  os.remove(dir .. "/out/book.md")                      -- a file deleted is no work
+  write(dir .. "/out/build/bin/one", "made by make\n")   -- nor is what make builds
   local status, out = handout(dir, "")
   ok(status == 0 and out == "handout: out: chapter 1 assigned (Exercise 1.1)\n",
      "without chapter numbers, every chapter with exercises is assigned", out)
-  is(read(dir .. "/out/stale.txt"), nil, "a handout made again replaces the old one whole")
+  ok(read(dir .. "/out/book.md") and not read(dir .. "/out/build/bin/one"),
+     "a handout made again over one without work replaces it whole")
+end
+
+do  -- nothing lost: a handout with work in it is refused, unless --force
+  local dir = small_book()
+  handout(dir, "1")
+  local marker = read(dir .. "/out/.abh-handout") or ""
+  ok(marker:find("\nThe files as handed out (cksum, bytes, path):\n", 1, true) and
+     marker:find("\n%d+ %d+ chapters/01%-one%.md\n"), "the marker lists every file as written, with its cksum", marker)
+  local chapter = dir .. "/out/chapters/01-one.md"
+  local mine = (read(chapter) or ""):gsub('NOT_IMPLEMENTED%("Exercise 1.1", a, b%);', "return (a + b) * 2;")
+  write(chapter, mine)
+  write(dir .. "/out/notes.txt", "my notes\n")
+  local status, out, err = handout(dir, "1")
+  ok(status == 1 and out == "" and err == "handout: out is a handout with work a new one would delete: " ..
+     "2 files changed or added (chapters/01-one.md, notes.txt): nothing deleted or written; " ..
+     "make handout FORCE=1 (or --force) replaces it anyway, or name a new directory\n",
+     "a handout with a changed and an added file is refused in one line naming them and how to go on", out, err)
+  ok(read(chapter) == mine and read(dir .. "/out/notes.txt") == "my notes\n", "and the student's work is still there")
+  status, out, err = handout(dir, "--force 1")
+  ok(status == 0 and err:find("handout: out: --force: deleting 2 files changed or added (chapters/01-one.md, notes.txt)\n", 1, true),
+     "--force replaces it, saying what it deletes", out, err)
+  ok(not read(dir .. "/out/notes.txt") and (read(chapter) or ""):find("NOT_IMPLEMENTED", 1, true), "with a fresh handout")
+
+  write(dir .. "/out/.abh-handout", "a handout made before its files were listed\n")
+  status, _, err = handout(dir, "1")
+  ok(status == 1 and err:find("^handout: out is a handout, but its .abh%-handout lists no files and it has no git history"),
+     "a handout whose changes cannot be told (no list, no .git) is refused", err)
+  status = handout(dir, "--force 1")
+  is(status, 0, "and replaced with --force")
+
+  write(dir .. "/mine/notes.txt", "my notes\n")
+  status, _, err = handout(dir, "--force 1", "mine")
+  ok(status == 1 and err:find("^handout: mine is not empty and is not a handout made before"),
+     "--force replaces only a handout: a directory holding something else is still refused", err)
 end
 
 do  -- refusals: one line, nothing written
@@ -226,6 +262,66 @@ do  -- a handout kept inside the book is not part of the next one
   is(read(dir .. "/inside/inside/README.md"), nil, "and it does not copy the old handout into the new one")
 end
 
+-- A chapter whose solution is long enough for its tokens to be evidence:
+-- line 8 is the region's first line of code.
+local CHAPTER_1_LONG = [[
+# 1. One
+
+```c {file=src/one.c}
+// <<src/one.c>>=
+static int combine(int x, int y, int k) { return x * k + y; }
+int one(int a, int b) {
+    // BEGIN SOLUTION Exercise 1.1 (a, b)
+    int sum_of_both = combine(a, b, 2) + combine(b, a, 3);   // both ways
+    return sum_of_both * 2;
+    // END SOLUTION Exercise 1.1
+}
+```
+
+## Exercises
+
+**Exercise 1.1.** Write `one`.
+]]
+local SAME_TOKENS = "int total=combine( p,q,2 )+combine(q , p, 3); /* other names */"
+
+do  -- no leak by tokens: other names, spacing and comments are the same answer
+  local dir = small_book{["chapters/01-one.md"] = CHAPTER_1_LONG,
+                         ["chapters/02-two.md"] = CHAPTER_2 .. "\nLike chapter 1, `" .. SAME_TOKENS .. "`, but\n",
+                         ["chapters/00-zero.md"] = "# 0. Zero\n\n```c\n" .. SAME_TOKENS .. "\n```\n",
+                         ["solutions/00-zero.md"] = "# Zero\n\n    " .. SAME_TOKENS .. "\n",
+                         ["tests/test_one.c"] = "/* public */\nint other(void) {\n    " .. SAME_TOKENS .. "\n}\n",
+                         ["tests/test_two.c"] = "int total = combine(p, q, 2) - combine(q, p, 3);\n"}
+  local status, out, err = handout(dir, "1")
+  is(err, "chapters/02-two.md:10: Exercise 1.1: the tokens of its solution, chapters/01-one.md:8\n" ..
+          "tests/test_one.c:3: Exercise 1.1: the tokens of its solution, chapters/01-one.md:8\n" ..
+          "handout: out: 2 places hold the tokens of a solution it cuts (listed above); ABH_LEAKS=report: reported, not refused\n",
+     "a solution line with other names, spacing and comments is found in a later chapter's prose and a test, FILE:LINE " ..
+     "and the exercise; a chapter before the exercise's and its solutions do not count, nor do other tokens")
+  ok(status == 0 and out:find("^handout: out: chapter 1 assigned"), "ABH_LEAKS=report (the default) lists them and makes the handout", out)
+  is(U.run(("cd %s && lua5.4 %s --leaks out"):format(q(dir), q(ROOT .. "/tools/handout.lua"))), 0,
+     "--leaks DIR, on the handout written, exits 0 with ABH_LEAKS=report")
+  local _, _, listed = U.run(("cd %s && lua5.4 %s --leaks out"):format(q(dir), q(ROOT .. "/tools/handout.lua")))
+  is(listed, err, "and lists the same places")
+  status, out, err = U.run(("cd %s && ABH_LEAKS=fail lua5.4 %s --leaks out"):format(q(dir), q(ROOT .. "/tools/handout.lua")))
+  ok(status == 1 and err:find("\nhandout: out: 2 places hold the tokens of a solution it cuts %(listed above%): the handout leaks %(ABH_LEAKS=fail%)\n$"),
+     "with ABH_LEAKS=fail it exits 1", out, err)
+
+  dir = small_book{["chapters/01-one.md"] = CHAPTER_1_LONG .. "\nThat is, `" .. SAME_TOKENS .. "`.\n"}
+  local env = ("cd %s && ABH_LEAKS=fail lua5.4 %s -o out 1"):format(q(dir), q(ROOT .. "/tools/handout.lua"))
+  status, out, err = U.run(env)
+  ok(status == 1 and err == "chapters/01-one.md:18: Exercise 1.1: the tokens of its solution, chapters/01-one.md:8\n" ..
+     "handout: out: 1 place holds the tokens of a solution it cuts (listed above): nothing written (ABH_LEAKS=fail)\n",
+     "the exercise's own chapter outside the stub counts, at the book's line; ABH_LEAKS=fail refuses the handout", out, err)
+  is(sh("ls " .. q(dir) .. "/out 2>/dev/null"), "", "and nothing is written")
+  status, _, err = U.run(("cd %s && ABH_LEAKS=maybe lua5.4 %s -o out 1"):format(q(dir), q(ROOT .. "/tools/handout.lua")))
+  ok(status == 1 and err:find("^handout: ABH_LEAKS=maybe: it is report"), "ABH_LEAKS is report or fail", err)
+
+  dir = small_book{["chapters/01-one.md"] = CHAPTER_1_LONG,
+                   ["tests/test_one.c"] = "for (int i = 0; i < n; i++) y[i] = x[i];\nint s = combine(a, b, 2);\n"}
+  status, _, err = handout(dir, "1")
+  ok(status == 0 and err == "", "a loop that copies an array, or a part of a line, is no leak", err)
+end
+
 -- A chapter with two regions: one whose marker lists names, one without.
 local CHAPTER_1_FORMS = CHAPTER_1:gsub("\n## Exercises", [[
 
@@ -295,6 +391,39 @@ do  -- make handout: where it writes, and what it refuses
   end
   status, out, err = make(dir, ("handout CHAPTERS=1 HANDOUT_DIR=%s"):format(q(target)))
   ok(status == 0 and out:find("GIT", 1, true), "make handout can be run again over the handout it made", out, err)
+
+  if sh("command -v git"):find("git") then
+    -- a student's work, uncommitted, then committed, is never replaced without FORCE=1
+    local chapter = target .. "/chapters/01-one.md"
+    local mine = (read(chapter) or ""):gsub('NOT_IMPLEMENTED%("Exercise 1.1", a, b%);', "return (a + b) * 2;")
+    write(chapter, mine)
+    status, out, err = make(dir, ("handout CHAPTERS=1 HANDOUT_DIR=%s"):format(q(target)))
+    local lines = select(2, err:gsub("\nhandout: ", "")) + (err:find("^handout: ") and 1 or 0)
+    ok(status ~= 0 and lines == 1 and err:find("handout: " .. target .. " is a handout with work a new one would delete: " ..
+       "1 file changed or added (chapters/01-one.md): nothing deleted or written; make handout FORCE=1", 1, true),
+       "a second make handout over an uncommitted solution is refused, in one line", out, err)
+    is(read(chapter), mine, "and the solution survives")
+    sh(("cd %s && git add -A && git -c user.name=S -c user.email=s@x.invalid commit -qm 'my answer'"):format(q(target)))
+    local log = sh(("git -C %s log --format=%%s"):format(q(target)))
+    status, out, err = make(dir, ("handout CHAPTERS=1 HANDOUT_DIR=%s"):format(q(target)))
+    ok(status ~= 0 and err:find("1 file changed or added (chapters/01-one.md) and 1 commit after the handout's first", 1, true),
+       "a committed solution is refused too, naming the commit", out, err)
+    ok(log:find("^my answer\n") and sh(("git -C %s log --format=%%s"):format(q(target))) == log and read(chapter) == mine,
+       "and its history is intact", log)
+    sh(("cd %s && git reset -q --hard HEAD~1"):format(q(target)))
+    status, out, err = make(dir, ("handout CHAPTERS=1 HANDOUT_DIR=%s"):format(q(target)))
+    ok(status ~= 0 and err:find(": 1 commit after the handout's first: nothing deleted", 1, true),
+       "a commit only the reflog still holds is work too", out, err)
+    status, out, err = make(dir, ("handout CHAPTERS=1 HANDOUT_DIR=%s FORCE=1"):format(q(target)))
+    ok(status == 0 and sh(("git -C %s rev-list --all --reflog --count"):format(q(target))) == "1\n"
+       and (read(chapter) or ""):find("NOT_IMPLEMENTED", 1, true), "FORCE=1 replaces it with a new handout, one commit", out, err)
+  end
+
+  status, out, err = make(dir, "handout CHAPTERS=1")
+  ok(status == 0 and read(dir .. "/handout/chapters/01-one.md"), "the default handout is handout/ at the top of the book", out, err)
+  status, out, err = make(dir, "clean")
+  ok(status == 0 and not read(dir .. "/build/handout-check.log") and read(dir .. "/handout/chapters/01-one.md"),
+     "make clean deletes build/ and leaves the handout alone", out, err)
 
   write(dir .. "/theirs/notes.txt", "my notes\n")
   status, out, err = make(dir, "handout CHAPTERS=1 HANDOUT_DIR=theirs")

@@ -5,7 +5,12 @@
 #   1. make handout CHAPTERS=... into build/check-handout/NAME (which also
 #      compiles the stubs with -Werror);
 #   2. the handout is a git repository with one commit, and grep finds none
-#      of the assigned solutions' lines (10 characters or more) in it;
+#      of the assigned solutions' lines (10 characters or more) in it; nor
+#      does tools/handout.lua --leaks find their tokens (comments, spacing
+#      and variable names aside) in any file but the chapters before each
+#      exercise's: each place is listed, FILE:LINE and the exercise, and with
+#      ABH_LEAKS=fail the check fails (ABH_LEAKS=report, the default for now,
+#      only lists them; $dir.leaks keeps the list);
 #   3. in the handout, make succeeds and ends with its summary, naming every
 #      assigned exercise still to do; make grade fails with exactly the
 #      assigned exercises' tests failing: every failed test is one of theirs,
@@ -82,8 +87,9 @@ check() {
   printf '  %-7s %s\n' CHECK "handout of chapter(s) $* (Exercises $assigned) in $dir"
   # HANDOUT_KEEP_BUILD: what the compile check built (stubs only) is not built again
   # HANDOUT_LOG: the compile check's log, one per check (two may run at once)
-  $make --no-print-directory handout CHAPTERS="$*" HANDOUT_DIR="$dir" HANDOUT_KEEP_BUILD=1 HANDOUT_LOG="$dir.handout.log" >/dev/null ||
-    fail "make handout CHAPTERS=\"$*\" failed"
+  # (its stderr, which lists the leaks the token check below lists again, is shown only if it fails)
+  $make --no-print-directory handout CHAPTERS="$*" HANDOUT_DIR="$dir" HANDOUT_KEEP_BUILD=1 HANDOUT_LOG="$dir.handout.log" \
+      >/dev/null 2>"$dir.handout.err" || { cat "$dir.handout.err" >&2; fail "make handout CHAPTERS=\"$*\" failed"; }
 
   commits=$(git -C "$dir" rev-list --all | wc -l)
   [ "$commits" -eq 1 ] || fail "$dir: $commits commits in its history, not 1"
@@ -94,6 +100,8 @@ check() {
     fail "a solution line is in the handout: $found"
   fi
   echo "          no solution line in the handout ($(wc -l < "$dir.lines") lines searched), one commit"
+  lua5.4 tools/handout.lua --leaks "$dir" > "$dir.leaks" 2>&1 || { cat "$dir.leaks" >&2; fail "$dir: a file holds the tokens of a solution it cuts (see $dir.leaks)"; }
+  sed -e 's/^handout: [^:]*: /          /' -e t -e 's/^/          leak: /' "$dir.leaks"
 
   (cd "$dir" && $make --no-print-directory CHAPTERS= > ../"$name".make.log 2>&1) || fail "make in $dir failed: see $dir.make.log"
   todo=$(grep -c 'TODO' "$dir.make.log")

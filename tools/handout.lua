@@ -2,7 +2,8 @@
 
 Usage
 -----
-    lua5.4 tools/handout.lua -o DIR [CHAPTER ...]
+    lua5.4 tools/handout.lua [--force] -o DIR [CHAPTER ...]
+    lua5.4 tools/handout.lua --leaks DIR
 
 Run from the top of the book (`make handout CHAPTERS="1 3"` does). Writes a
 self-contained copy of the book into DIR in which the exercises of the
@@ -22,12 +23,18 @@ exercise, then the names the BEGIN marker lists in brackets, if any:
     NOT_IMPLEMENTED("Exercise 1.6");          from // BEGIN SOLUTION Exercise 1.6
 
 Where it writes: DIR must not exist, or be an empty directory, or be a
-handout made before, which is replaced whole. A handout is marked by the
-file .abh-handout at its top (written first; make handout keeps it out of
-the handout's git commit, so that a student's clone is never taken for
-one). Anything else is refused in one line naming DIR, before anything is
-deleted or written: a directory that holds something else, a file, a
-symbolic link, the book's own directory or one that holds it.
+handout made before that holds no work, which is replaced whole. A handout
+is marked by the file .abh-handout at its top (written first, and last
+rewritten with the cksum of every file written; make handout keeps it out
+of the handout's git commit, so that a student's clone is never taken for
+one). A handout holds work when a file differs from that list or is not on
+it (build/ and what its .gitignore names at its top aside), when git status
+lists a change, or when its git history has a commit after its first: then
+it is refused in one line that says what would be lost, unless --force
+(make handout FORCE=1) is given. Anything else is refused in one line naming
+DIR, before anything is deleted or written, --force or not: a directory that
+holds something else, a file, a symbolic link, the book's own directory or
+one that holds it.
 
 Without chapter numbers, every chapter that has a solution region is
 assigned. The other chapters stay complete.
@@ -48,6 +55,20 @@ Before it writes anything it checks that no line of an assigned solution
 that prose or another chapter cannot give the answer away; and it fails with
 `path:line: message` on a region error (the tangler's own checks) or on an
 assigned chapter without exercises to cut out.
+
+Then it looks for the solutions' tokens: each cut line (with as many of
+its region's next lines as it takes, three lines at most, to have twelve
+tokens that are not braces or a loop's head), read as C tokens with comments and spacing
+dropped and every identifier but a called function's name read as ID, in
+every file the handout ships but the chapters before the exercise's and
+their worked solutions (what a student may reuse). Each place found is one
+line on stderr, `FILE:LINE: Exercise N.M: the tokens of its solution,
+chapters/NN-x.md:LINE` (a cut chapter's lines are the book's). With
+ABH_LEAKS=fail a place found stops the handout; ABH_LEAKS=report, the
+default until the chapters are rid of the places it finds, only lists them.
+`--leaks DIR` runs the same search over a handout written before (its
+assigned chapters read from DIR/mk/handout.mk, their solutions from the
+book here), lines in DIR's files: make check-handout runs it.
 ]]
 
 local HERE = arg and arg[0] and arg[0]:match("^(.*)/") or "tools"
@@ -56,15 +77,20 @@ local deps = dofile(HERE .. "/deps.lua")
 local U = dofile(HERE .. "/util.lua")     -- q, must_read, write, must (a command that must succeed), die
 local q = U.q
 
-local USAGE = "usage: lua5.4 tools/handout.lua -o DIR [CHAPTER ...]   (chapter numbers, e.g. 1 3)\n"
+local USAGE = "usage: lua5.4 tools/handout.lua [--force] -o DIR [CHAPTER ...]   (chapter numbers, e.g. 1 3)\n" ..
+              "       lua5.4 tools/handout.lua --leaks DIR                     (the solutions' tokens in a handout)\n"
 local MIN_LEAK = 10     -- solution lines shorter than this are too common to be evidence
 local MARKER = ".abh-handout"   -- at a handout's top: make handout may replace this directory
 local MARKER_TEXT = [[
 This directory is a student handout of "Attention by Hand", written by
 `make handout` (tools/handout.lua). `make handout HANDOUT_DIR=<this directory>`
-replaces it whole, with anything you added to it. Delete this file and
-make handout will refuse to touch the directory.
+replaces it whole only while it holds no work: no file changed or added since
+the list below, no change git status shows, no commit after its first. Else it
+refuses, unless given FORCE=1. Delete this file and make handout will refuse
+to touch the directory.
 ]]
+-- The line before the list of files in MARKER: cksum's CRC and size, then the path.
+local LISTED = "The files as handed out (cksum, bytes, path):"
 
 -- The lines of `text` (without their newlines) and whether it ended in one.
 local function lines_of(text)
@@ -104,11 +130,76 @@ local function book_files()
   return files
 end
 
+-- The files under `dir`, path -> "CRC SIZE" (POSIX cksum), leaving out
+-- .git/, build/ (make writes it) and the marker.
+local function file_sums(dir)
+  local out = U.must(("cd -- %s && find . \\( -path ./.git -o -path ./build \\) -prune -o -type f ! -path ./%s -exec cksum {} +")
+    :format(q(dir), MARKER), "reading the files of " .. dir)
+  local sums = {}
+  for crc, size, path in out:gmatch("(%d+) (%d+) %./([^\n]*)") do sums[path] = crc .. " " .. size end
+  return sums
+end
+
+-- The work a handout made before holds, which replacing it would delete:
+-- the files changed or added (sorted) and the commits after its first; or
+-- nil and why it cannot be told.
+local function work_in(dir)
+  local marker = U.must_read(dir .. "/" .. MARKER)
+  local listed = marker:match("\n" .. LISTED:gsub("%p", "%%%0") .. "\n(.*)$")
+  local git_dir = U.must(("[ -e %s/.git ] && echo yes || true"):format(q(dir))):match("yes")
+  if not listed and not git_dir then
+    return nil, "its .abh-handout lists no files and it has no git history, so its changes cannot be told"
+  end
+  local changed, seen = {}, {}
+  local function add(path)
+    if not seen[path] then seen[path], changed[#changed + 1] = true, path end
+  end
+  if listed then
+    local before, ignored = {}, {}
+    for sum, path in listed:gmatch("(%d+ %d+) ([^\n]+)") do before[path] = sum end
+    for line in (U.read(dir .. "/.gitignore") or ""):gmatch("[^\n]+") do   -- /build/, /node_modules/: made, not written
+      local top = line:match("^/([^/*?%[]+)/?$")
+      if top then ignored[top] = true end
+    end
+    for path, sum in pairs(file_sums(dir)) do
+      if before[path] ~= sum and not ignored[path:match("^[^/]+")] then add(path) end
+    end
+  end
+  local commits = 0
+  if git_dir then
+    local status, s1 = U.sh(("git -C %s --no-optional-locks status --porcelain 2>/dev/null"):format(q(dir)))
+    local count, s2 = U.sh(("git -C %s rev-list --all --reflog --count 2>/dev/null"):format(q(dir)))
+    if s1 ~= 0 or s2 ~= 0 or not tonumber(count) then
+      return nil, "git cannot read its history (is git installed?), so its commits cannot be told"
+    end
+    for line in status:gmatch("[^\n]+") do add((line:sub(4):gsub('^"(.*)"$', "%1"):gsub("^.* %-> ", ""))) end
+    commits = math.max(0, tonumber(count) - 1)
+  end
+  table.sort(changed)
+  return changed, commits
+end
+
+-- "3 files changed or added (a, b, c) and 2 commits after the handout's first".
+local function describe_work(changed, commits)
+  local parts = {}
+  if #changed > 0 then
+    local shown = table.concat(changed, ", ", 1, math.min(3, #changed))
+    parts[#parts + 1] = ("%d file%s changed or added (%s%s)"):format(#changed, #changed > 1 and "s" or "",
+      shown, #changed > 3 and (", and %d more"):format(#changed - 3) or "")
+  end
+  if commits > 0 then
+    parts[#parts + 1] = ("%d commit%s after the handout's first"):format(commits, commits > 1 and "s" or "")
+  end
+  return table.concat(parts, " and ")
+end
+
 -- What is at `outdir`: "none", "empty" (an empty directory), "handout" (a
--- directory holding MARKER), or a refusal, a message naming it. The book's
--- own directory, and any directory that holds it, is refused even when it
--- is a handout (make handout run in a handout with HANDOUT_DIR=.).
-local function outdir_state(outdir)
+-- directory holding MARKER, with no work in it unless `force`), or a
+-- refusal, a message naming it; for a handout, also what replacing it
+-- deletes ("": nothing). The book's own directory, and any directory that
+-- holds it, is refused even when it is a handout (make handout run in a
+-- handout with HANDOUT_DIR=.).
+local function outdir_state(outdir, force)
   local d = q(outdir)
   local kind = U.must(("if [ -L %s ]; then echo link; elif [ -d %s ]; then echo dir; elif [ -e %s ]; then echo other; else echo none; fi")
     :format(d, d, d)):match("%a+")
@@ -120,7 +211,20 @@ local function outdir_state(outdir)
   if top_real == out_real or top_real:sub(1, #out_real + 1) == out_real .. "/" or out_real == "/" then
     return nil, ("%s holds the book the handout is made from: nothing written (name a new directory)"):format(outdir)
   end
-  if U.must(("[ -f %s/%s ] && echo yes || true"):format(d, MARKER)):match("yes") then return "handout" end
+  if U.must(("[ -f %s/%s ] && echo yes || true"):format(d, MARKER)):match("yes") then
+    local changed, commits = work_in(outdir)       -- or nil and why
+    local go_on = "make handout FORCE=1 (or --force) replaces it anyway, or name a new directory"
+    if not changed then
+      if force then return "handout", "whatever it holds (" .. commits .. ")" end
+      return nil, ("%s is a handout, but %s: nothing deleted or written; %s"):format(outdir, commits, go_on)
+    end
+    local work = describe_work(changed, commits)
+    if work ~= "" and not force then
+      return nil, ("%s is a handout with work a new one would delete: %s: nothing deleted or written; %s")
+        :format(outdir, work, go_on)
+    end
+    return "handout", work
+  end
   if U.must(("ls -A -- %s"):format(d)) == "" then return "empty" end
   return nil, ("%s is not empty and is not a handout made before (it has no %s): nothing deleted or written; name a new or empty directory")
     :format(outdir, MARKER)
@@ -140,7 +244,8 @@ end
 -- its stub; the exercises cut (in order, without repeats), the solution
 -- lines removed, each {text, exercise}, and the stubs written, each {path,
 -- line (in the handout's chapter), exercise, stub, marker (the BEGIN line),
--- names (how many the marker lists)}.
+-- names (how many the marker lists)}; and the line in the book of each line
+-- of the cut text.
 local function cut(path, text)
   local blocks, err = tangler.parse(path, text)
   if not blocks then U.die("%s", err) end
@@ -155,7 +260,9 @@ local function cut(path, text)
       for _, name in ipairs(region.names) do args[#args + 1] = name end
       replace[first + 1] = ("%sNOT_IMPLEMENTED(%s);"):format(indent, table.concat(args, ", "))
       for i = first + 2, last - 1 do replace[i] = false end
-      for i = first + 1, last - 1 do removed[#removed + 1] = {text = lines[i], exercise = region.exercise} end
+      for i = first + 1, last - 1 do
+        removed[#removed + 1] = {text = lines[i], exercise = region.exercise, path = path, line = i, region = first}
+      end
       stub_at[first + 1] = {path = path, exercise = region.exercise, names = #region.names,
                             stub = replace[first + 1]:match("^%s*(.-)%s*$"),
                             marker = lines[first]:match("^%s*(.-)%s*$"),
@@ -166,8 +273,9 @@ local function cut(path, text)
       end
     end
   end
-  local out = {}
+  local out, origin = {}, {}
   for i, line in ipairs(lines) do
+    if replace[i] ~= false then origin[#out + 1] = i end
     if replace[i] == nil then out[#out + 1] = line
     elseif replace[i] then
       out[#out + 1] = replace[i]
@@ -177,7 +285,7 @@ local function cut(path, text)
       end
     end
   end
-  return table.concat(out, "\n") .. (final_newline and "\n" or ""), exercises, removed, stubs
+  return table.concat(out, "\n") .. (final_newline and "\n" or ""), exercises, removed, stubs, origin
 end
 
 ------------------------------------------------------------------------------
@@ -451,6 +559,250 @@ local function check_no_leak(texts, removed, paths)
   end
 end
 
+-- And none of its tokens: a solution line written with other spacing, other
+-- comments or other variable names is the same answer. Each file is read as
+-- C tokens (a Markdown file's fenced blocks as C, its prose with no comments
+-- or character literals), every identifier but a keyword or a called
+-- function's name (one before "(") read as ID. A needle is a line of a cut
+-- region, with as many of the region's next lines (at most LEAK_WINDOW) as
+-- it takes to make MIN_TOKENS tokens that are not scaffolding (braces, a
+-- loop's head). The chapters before the exercise's teach what a student may
+-- reuse: they and their worked solutions (which must hold their own
+-- answers) do not count, and a needle they hold as written (names and all)
+-- is taught, no leak anywhere. Everything else the handout ships counts:
+-- the exercise's own chapter outside the stub, later chapters and their
+-- solutions, appendices, tests, tools (gnuplot's figures aside).
+-- ABH_LEAKS=fail refuses a handout with a leak; ABH_LEAKS=report (for now
+-- the default, while the chapters are rid of the leaks it finds) lists them
+-- and goes on.
+local MIN_TOKENS, LEAK_WINDOW = 12, 3
+
+local KEYWORDS = {}
+for word in ([[auto bool break case char const continue default do double else enum extern float for goto
+  if inline int long register restrict return short signed sizeof static struct switch typedef union
+  unsigned void volatile while]]):gmatch("%S+") do KEYWORDS[word] = true end
+local PUNCT = {}
+for p in ([[... <<= >>= -> ++ -- << >> <= >= == != && || += -= *= /= %= &= ^= |= ##]]):gmatch("%S+") do PUNCT[p] = true end
+
+-- Append the tokens of `text`, which starts at line `line`, to `toks` and
+-- their lines to `at`; `code`: C code (comments dropped, 'c' a character),
+-- else prose. Returns the line after it.
+local function scan(text, line, code, toks, at)
+  local i, n = 1, #text
+  while i <= n do
+    local b = text:byte(i)
+    if b == 10 then
+      line, i = line + 1, i + 1
+    elseif b == 32 or b == 9 or b == 13 or b == 12 or b == 11 then
+      i = i + 1
+    else
+      local two, tok = text:sub(i, i + 1), nil
+      if code and two == "//" then
+        i = text:find("\n", i, true) or n + 1
+      elseif code and two == "/*" then
+        local stop = (text:find("*/", i + 2, true) or n) + 1
+        line = line + select(2, text:sub(i, stop):gsub("\n", ""))
+        i = stop + 1
+      else
+        tok = text:match("^[%a_][%w_]*", i) or text:match("^%.?%d[%w_.]*", i)
+        if not tok and b == 34 then                                -- "...": to its end, or the line's
+          local j = i + 1
+          while j <= n and text:byte(j) ~= 34 and text:byte(j) ~= 10 do j = j + (text:byte(j) == 92 and 2 or 1) end
+          tok = text:sub(i, text:byte(j) == 34 and j or j - 1)
+        end
+        tok = tok or (code and text:match("^'\\?[^'\n]'", i))
+          or (PUNCT[text:sub(i, i + 2)] and text:sub(i, i + 2)) or (PUNCT[two] and two) or text:sub(i, i)
+        toks[#toks + 1], at[#at + 1] = tok, line
+        line = line + select(2, tok:gsub("\n", ""))
+        i = i + #tok
+      end
+    end
+  end
+  return line
+end
+
+-- The tokens of `toks` with every identifier but a keyword or a called
+-- function's name read as ID.
+local function normalise(toks)
+  local out = {}
+  for k, tok in ipairs(toks) do
+    out[k] = (tok:match("^[%a_]") and not KEYWORDS[tok] and toks[k + 1] ~= "(") and "ID" or tok
+  end
+  return out
+end
+
+-- The normalised tokens of a file and the line of each; a Markdown file's
+-- fenced blocks are code, the rest prose.
+local function file_tokens(path, text)
+  local toks, at = {}, {}
+  if not path:match("%.md$") then
+    scan(text, 1, true, toks, at)
+    return normalise(toks), at, toks
+  end
+  local lines = lines_of(text)
+  local start, fence = 1, nil
+  local function flush(stop)      -- lines start..stop-1, code when inside a fence
+    scan(table.concat(lines, "\n", start, stop - 1), start, fence ~= nil, toks, at)
+    start = stop
+  end
+  for k, line in ipairs(lines) do
+    local mark = line:match("^ ? ? ?(```+)") or line:match("^ ? ? ?(~~~+)")
+    if mark and not fence then
+      flush(k + 1)                -- the fence line is prose
+      fence = mark
+    elseif mark and fence and line:match("^%s*([`~]+)%s*$") and mark:sub(1, 1) == fence:sub(1, 1) and #mark >= #fence then
+      flush(k)
+      fence = nil
+    end
+  end
+  flush(#lines + 1)
+  return normalise(toks), at, toks
+end
+
+-- How many of a line's tokens, from its start, are scaffolding, which holds
+-- no answer: a brace, "else", the head of a for, while, if or switch. They
+-- are part of a needle, but only the others count towards its MIN_TOKENS,
+-- so that a loop that copies or scales an array is no needle alone.
+local function scaffolding(toks)
+  local k = 1
+  while true do
+    local tok = toks[k]
+    if tok == "{" or tok == "}" or tok == "else" or tok == "do" then
+      k = k + 1
+    elseif (tok == "for" or tok == "while" or tok == "if" or tok == "switch") and toks[k + 1] == "(" then
+      local depth = 0
+      repeat
+        k = k + 1
+        depth = depth + (toks[k] == "(" and 1 or toks[k] == ")" and -1 or 0)
+      until depth == 0 or not toks[k]
+      k = k + 1
+    else
+      return math.min(k - 1, #toks)
+    end
+  end
+end
+
+-- The needles of the cut lines (`removed`, in order, by region): each
+-- {toks, raw (its tokens as written, joined by spaces), exercise, path,
+-- first, last (its lines in the chapter)}.
+local function needles_of(removed)
+  local needles, seen, k = {}, {}, 1
+  while k <= #removed do
+    local j = k
+    while removed[j + 1] and removed[j + 1].region == removed[k].region and removed[j + 1].path == removed[k].path do j = j + 1 end
+    local texts = {}
+    for m = k, j do texts[#texts + 1] = removed[m].text:match("^%s*<<.+>>%s*$") and "" or removed[m].text end
+    local raw, at = {}, {}
+    scan(table.concat(texts, "\n"), removed[k].line, true, raw, at)
+    local toks = normalise(raw)
+    local rows = {}               -- the region's lines that have tokens: {toks, raw, line}
+    for m, tok in ipairs(toks) do
+      if not rows[#rows] or rows[#rows].line ~= at[m] then rows[#rows + 1] = {toks = {}, raw = {}, line = at[m]} end
+      table.insert(rows[#rows].toks, tok)
+      table.insert(rows[#rows].raw, raw[m])
+    end
+    for a = 1, #rows do
+      local needle, written, b, counted = {}, {}, a, 0
+      while rows[b] and b < a + LEAK_WINDOW and counted < MIN_TOKENS do
+        table.move(rows[b].toks, 1, #rows[b].toks, #needle + 1, needle)
+        table.move(rows[b].raw, 1, #rows[b].raw, #written + 1, written)
+        counted = counted + #rows[b].toks - scaffolding(rows[b].toks)
+        b = b + 1
+      end
+      local key = removed[k].exercise .. "\0" .. table.concat(needle, " ")
+      if counted >= MIN_TOKENS and not seen[key] then
+        seen[key] = true
+        needles[#needles + 1] = {toks = needle, raw = table.concat(written, " "), exercise = removed[k].exercise,
+                                 path = removed[k].path, first = rows[a].line, last = rows[b - 1].line}
+      end
+    end
+    k = j + 1
+  end
+  return needles
+end
+
+-- The places of the handout's files (`texts`: path -> text, the paths
+-- `paths`) that hold a needle's tokens, merged by exercise and file, each
+-- {exercise, path, from, to, src, first, last}, in order; `origins` (path ->
+-- the book's line of each line of a cut chapter) gives a cut chapter's
+-- places at the book's lines, where they are fixed.
+local function find_leaks(needles, texts, paths, origins)
+  local index, files = {}, {}                  -- the first MIN_TOKENS tokens -> {file, position}, ...
+  for _, path in ipairs(paths) do
+    if not path:match("%.svg$") then           -- gnuplot's figures: numbers, no code
+      local toks, at, raw = file_tokens(path, texts[path])
+      local file = {path = path, toks = toks, at = at,
+                    chapter = tonumber(path:match("^chapters/(%d+)%-[^/]*%.md$") or path:match("^solutions/(%d+)%-[^/]*%.md$"))}
+      if file.chapter then file.raw = " " .. table.concat(raw, " ") .. " " end
+      files[#files + 1] = file
+      for p = 1, #toks - MIN_TOKENS + 1 do
+        local key = table.concat(toks, " ", p, p + MIN_TOKENS - 1)
+        local list = index[key]
+        if not list then list = {}; index[key] = list end
+        list[#list + 1] = {file, p}
+      end
+    end
+  end
+  local hits = {}
+  for _, needle in ipairs(needles) do
+    local own, taught = tonumber(needle.exercise:match("^(%d+)")), false
+    for _, file in ipairs(files) do
+      if file.chapter and file.chapter < own and file.raw:find(" " .. needle.raw .. " ", 1, true) then taught = true end
+    end
+    for _, place in ipairs(taught and {} or index[table.concat(needle.toks, " ", 1, MIN_TOKENS)] or {}) do
+      local file, p = place[1], place[2]
+      local same = not (file.chapter and file.chapter < own)     -- an earlier chapter (or its solutions) teaches it
+      for m = MIN_TOKENS + 1, #needle.toks do
+        if not same or file.toks[p + m - 1] ~= needle.toks[m] then same = false break end
+      end
+      if same then
+        local from, to, book = file.at[p], file.at[p + #needle.toks - 1], origins[file.path] or {}
+        hits[#hits + 1] = {exercise = needle.exercise, path = file.path, from = book[from] or from, to = book[to] or to,
+                           src = needle.path, first = needle.first, last = needle.last}
+      end
+    end
+  end
+  local function exercise_order(e) local a, b = e:match("^(%d+)%.(%d+)") return tonumber(a) * 1000 + tonumber(b) end
+  table.sort(hits, function(x, y)
+    if x.exercise ~= y.exercise then return exercise_order(x.exercise) < exercise_order(y.exercise) end
+    if x.path ~= y.path then return x.path < y.path end
+    if x.from ~= y.from then return x.from < y.from end
+    return x.first < y.first
+  end)
+  local merged = {}
+  for _, h in ipairs(hits) do
+    local m = merged[#merged]
+    if m and m.exercise == h.exercise and m.path == h.path and h.from <= m.to + 1 then
+      m.to, m.first, m.last = math.max(m.to, h.to), math.min(m.first, h.first), math.max(m.last, h.last)
+    else
+      merged[#merged + 1] = {exercise = h.exercise, path = h.path, from = h.from, to = h.to, src = h.src, first = h.first, last = h.last}
+    end
+  end
+  return merged
+end
+
+-- "a:3" or "a:3-5".
+local function place(path, from, to)
+  return from == to and ("%s:%d"):format(path, from) or ("%s:%d-%d"):format(path, from, to)
+end
+
+-- List the leaks on stderr, one line each, then how many there are; with
+-- ABH_LEAKS=fail a leak stops the script, saying `stopped` (what it did not
+-- do). `where` names the handout.
+local function report_leaks(leaks, where, stopped)
+  local mode = os.getenv("ABH_LEAKS") or "report"
+  if mode ~= "report" and mode ~= "fail" then U.die("ABH_LEAKS=%s: it is report (list the leaks) or fail (refuse)", mode) end
+  for _, l in ipairs(leaks) do
+    io.stderr:write(("%s: Exercise %s: the tokens of its solution, %s\n"):format(
+      place(l.path, l.from, l.to), l.exercise, place(l.src, l.first, l.last)))
+  end
+  if #leaks == 0 then return end
+  local found = ("%s: %d place%s hold%s the tokens of a solution it cuts (listed above)")
+    :format(where, #leaks, #leaks > 1 and "s" or "", #leaks > 1 and "" or "s")
+  if mode == "fail" then U.die("%s: %s (ABH_LEAKS=fail)", found, stopped) end
+  io.stderr:write(("handout: %s; ABH_LEAKS=report: reported, not refused\n"):format(found))
+end
+
 ------------------------------------------------------------------------------
 -- Pass 6: which tests run which exercise's code
 ------------------------------------------------------------------------------
@@ -498,12 +850,49 @@ end
 -- Main
 ------------------------------------------------------------------------------
 
+-- --leaks DIR: the token check of a handout written before (make
+-- check-handout runs it), its assigned chapters read from DIR/mk/handout.mk
+-- and their solutions from the book here; exit 1 on a leak with ABH_LEAKS=fail.
+local function leaks_main(dir)
+  if not dir or dir == "" then io.stderr:write(USAGE) os.exit(1) end
+  local assigned = (U.read(dir .. "/mk/handout.mk") or ""):match("\nASSIGNED%s*:=([^\n]*)")
+  if not assigned then U.die("%s is not a handout: it has no mk/handout.mk naming the chapters assigned", dir) end
+  local wanted = {}
+  for n in assigned:gmatch("%d+") do wanted[tonumber(n)] = true end
+  local removed, origins = {}, {}
+  for _, path in ipairs(book_files()) do
+    local n = chapter_number(path)
+    if n and wanted[n] then
+      local _, _, lines, _, origin = cut(path, U.must_read(path))
+      table.move(lines, 1, #lines, #removed + 1, removed)
+      origins[path] = origin
+    end
+  end
+  local texts, paths = {}, {}
+  local listing = U.must(("cd -- %s && find . \\( -path ./.git -o -path ./build \\) -prune -o -type f ! -path ./%s -print | sed 's|^\\./||' | LC_ALL=C sort")
+    :format(q(dir), MARKER), "listing " .. dir)
+  for path in listing:gmatch("[^\n]+") do
+    local text = U.must_read(dir .. "/" .. path)
+    if not text:find("\0", 1, true) then texts[path], paths[#paths + 1] = text, path end
+  end
+  local needles = needles_of(removed)
+  local leaks = find_leaks(needles, texts, paths, origins)
+  report_leaks(leaks, dir, "the handout leaks")
+  if #leaks == 0 then
+    io.stdout:write(("handout: %s: no file holds the tokens of a solution it cuts (%d token sequence%s searched)\n"):format(dir, #needles, #needles == 1 and "" or "s"))
+  end
+end
+
 local function main(argv)
-  local outdir, wanted = nil, {}
+  local outdir, wanted, force = nil, {}, false
   local i = 1
   while i <= #argv do
     if argv[i] == "-o" then
       outdir, i = argv[i + 1], i + 1
+    elseif argv[i] == "--force" then
+      force = true
+    elseif argv[i] == "--leaks" then
+      return leaks_main(argv[i + 1])
     elseif argv[i] == "-h" or argv[i] == "--help" then
       io.stdout:write(USAGE)
       return
@@ -515,7 +904,7 @@ local function main(argv)
     i = i + 1
   end
   if not outdir or outdir == "" then io.stderr:write(USAGE) os.exit(1) end
-  local state, refusal = outdir_state(outdir)
+  local state, refusal = outdir_state(outdir, force)
   if not state then U.die("%s", refusal) end
 
   local files = book_files()
@@ -562,13 +951,13 @@ local function main(argv)
   end
 
   -- Cut the assigned chapters; unlink every Markdown file.
-  local exercises, removed, stubs, out_texts, text_paths = {}, {}, {}, {}, {}
+  local exercises, removed, stubs, out_texts, text_paths, origins = {}, {}, {}, {}, {}, {}
   for _, path in ipairs(kept) do
     local n = chapter_number(path)
     local text = texts[path]
     if n and assigned[n] then
-      local cut_text, cut_exercises, cut_lines, cut_stubs = cut(path, text)
-      text = cut_text
+      local cut_text, cut_exercises, cut_lines, cut_stubs, origin = cut(path, text)
+      text, origins[path] = cut_text, origin
       table.move(cut_exercises, 1, #cut_exercises, #exercises + 1, exercises)
       table.move(cut_lines, 1, #cut_lines, #removed + 1, removed)
       table.move(cut_stubs, 1, #cut_stubs, #stubs + 1, stubs)
@@ -593,12 +982,16 @@ local function main(argv)
     if out_texts[path] then text_paths[#text_paths + 1] = path end
   end
   check_no_leak(out_texts, removed, text_paths)
+  report_leaks(find_leaks(needles_of(removed), out_texts, text_paths, origins), outdir, "nothing written")
 
   -- Write: a fresh directory, marked first as a handout, text files from
   -- memory, the others copied. Only a handout made before is removed.
-  local now, why = outdir_state(outdir)
+  local now, why = outdir_state(outdir, force)
   if now ~= state then U.die("%s", why or (outdir .. " changed while the handout was being made: nothing written")) end
-  if state == "handout" then U.must("rm -rf -- " .. q(outdir), "removing the old handout " .. outdir) end
+  if state == "handout" then
+    if why and why ~= "" then io.stderr:write(("handout: %s: --force: deleting %s\n"):format(outdir, why)) end
+    U.must("rm -rf -- " .. q(outdir), "removing the old handout " .. outdir)
+  end
   U.must("mkdir -p -- " .. q(outdir), "making " .. outdir)
   U.write(outdir .. "/" .. MARKER, MARKER_TEXT)
   for _, path in ipairs(kept) do
@@ -609,6 +1002,11 @@ local function main(argv)
     end
     U.must(("[ ! -x %s ] || chmod +x %s"):format(q(path), q(outdir .. "/" .. path)))
   end
+  -- the marker, last, lists every file as written: what tells a student's work
+  local sums, listed = file_sums(outdir), {}
+  for path, sum in pairs(sums) do listed[#listed + 1] = sum .. " " .. path end
+  table.sort(listed, function(a, b) return a:match("^%d+ %d+ (.*)") < b:match("^%d+ %d+ (.*)") end)
+  U.write(outdir .. "/" .. MARKER, MARKER_TEXT .. "\n" .. LISTED .. "\n" .. table.concat(listed, "\n") .. "\n")
   local list = {}
   for _, exercise in ipairs(exercises) do list[#list + 1] = "Exercise " .. exercise end
   io.stdout:write(("handout: %s: chapter%s %s assigned (%s)\n"):format(
