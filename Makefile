@@ -20,8 +20,10 @@ EX      ?=#           make check, make grade: the exercises checked alone ("5.6"
 HANDOUT_DIR ?= build/handout#  make handout: where the student tree goes (new, empty, or a handout made before)
 HANDOUT_KEEP_BUILD ?=#  make handout: 1 keeps the build/ of its compile check (stubs only)
 EXERCISES ?=#        make check-mistakes: the exercises to check ("5.6 6.7"; empty: all)
-FORMAT  ?= text#      make grade: text, json for an autograder, or tsv (one line per test)
+FORMAT  ?= text#      make grade: text, json for an autograder, tsv (one line per test), or gradescope (results.json)
+RELATED ?= 1#         make grade CHAPTERS=...: 0 runs only the chapters' own tests, not those elsewhere that run their code
 TEACHER_TESTS ?= tests/teacher#  hidden tests (test_NAME.c) that make test and make grade add
+HIDDEN_VISIBILITY ?= hidden#  FORMAT=gradescope: when students see the hidden tests (hidden, after_due_date, after_published)
 # ---- end of user settings -------------------------------------------------
 
 ifeq ($(origin CC),default)
@@ -187,7 +189,8 @@ all: programs run $(if $(HANDOUT),,draw)
 help:
 	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$1,t,":"); printf "  make %-15s %s\n", t[1], doc}; doc=""}' Makefile
 	@echo "  Settings: MODE=release|debug  CC=...  V=1 (show commands)  FUZZ_SECONDS=60"
-	@echo "  Classes:  CHAPTERS=\"1 3\" (handout, grade)  HANDOUT_DIR=DIR (new, empty or a handout)  FORMAT=text|json|tsv (grade)"
+	@echo "  Classes:  CHAPTERS=\"1 3\" (handout, grade)  HANDOUT_DIR=DIR (new, empty or a handout)  FORMAT=text|json|tsv|gradescope (grade)"
+	@echo "            RELATED=0 (grade: the chapters' own tests alone)"
 
 ## Tangle the chapters and compile every program into build/bin.
 PROGRAM_BINS = $(PROGRAMS:%=$(BIN)/%) $(EXTRA_PROGRAMS:%=$(BIN)/%) $(BENCHES:%=$(BIN)/%)
@@ -263,13 +266,20 @@ fuzz: $(FUZZERS:%=build/fuzz/fuzz_%)
 GRADE     := $(OUT)/grade
 GRADE_LOG := $(GRADE)/tests.log
 TAP       := $(OUT)/tap
+# GRADE_NOTES: a file whose text the report adds (make grade-submission writes it).
+GRADE_NOTES ?=
 GRADE_ARGS = $(if $(strip $(EX)),--exercises $(call quote,$(strip $(EX)))) \
              $(if $(strip $(CHAPTERS)),--chapters $(call quote,$(strip $(CHAPTERS))),$(if $(HANDOUT),$(if $(strip $(EX)),,--assigned '$(ASSIGNED)'))) \
-             $(TEST_BINS) $(SCRIPT_TESTS)
+             $(if $(filter 0,$(RELATED)),--own) $(if $(GRADE_NOTES),--notes $(call quote,$(GRADE_NOTES))) \
+             --hidden-visibility $(call quote,$(HIDDEN_VISIBILITY)) $(TEST_BINS) $(SCRIPT_TESTS)
 GRADE_LUA  = ABH_TEACHER_TESTS=$(call quote,$(TEACHER_TESTS)) $(LUA) tools/grade.lua
+# make grade FORMAT=json or gradescope: a build that failed still gets its report on
+# stdout, score 0 and the compiler's message read from the log $(1).
+grade_failed = $(if $(and $(filter grade,$@),$(filter json gradescope,$(FORMAT))),\
+    $(GRADE_LUA) --format $(FORMAT) $(if $(GRADE_NOTES),--notes $(call quote,$(GRADE_NOTES))) --build-failed $(1);)
 define grade_steps
 	+$(Q)mkdir -p $(GRADE) && $(MAKE) --no-print-directory build/.tangled > $(GRADE)/tangle.log 2>&1 || \
-	    { grep -v '^  TANGLE' $(GRADE)/tangle.log >&2; exit 1; }
+	    { grep -v '^  TANGLE' $(GRADE)/tangle.log >&2; $(call grade_failed,$(GRADE)/tangle.log) exit 1; }
 	$(Q)$(GRADE_LUA) --plan $(GRADE)/plan.mk --programs '$(PROGRAMS) $(EXTRA_PROGRAMS) $(BENCHES)' $(GRADE_ARGS)
 	$(if $(TEST_DATA_STALE),$(Q)if grep -q TEST_DATA $(GRADE)/plan.mk && ( $(TEST_DATA_STALE) ); then \
 	    printf '  %-7s %s\n' MAKE "$(TEST_DATA_SAY)" >&2; fi)
@@ -277,7 +287,8 @@ define grade_steps
 	      echo $$? > $(GRADE)/build.status; } | tee $(GRADE)/build.log | \
 	    { $(if $(filter grade,$@),grep --line-buffered '^  TEST ' >&2,cat > /dev/null); true; }; \
 	[ "$$(cat $(GRADE)/build.status)" = 0 ] || \
-	    { cat $(GRADE)/build.log >&2; echo "make $@: the build failed, nothing graded (log: $(GRADE)/build.log)" >&2; exit 1; }
+	    { cat $(GRADE)/build.log >&2; echo "make $@: the build failed, nothing graded (log: $(GRADE)/build.log)" >&2; \
+	      $(call grade_failed,$(GRADE)/build.log) exit 1; }
 	$(Q)$(GRADE_LUA) --tap $(TAP) --log $(GRADE_LOG) --format $(if $(filter check,$@),check,$(call quote,$(FORMAT))) $(GRADE_ARGS)
 endef
 
@@ -285,8 +296,9 @@ endef
 check: tools
 	$(grade_steps)
 
-## Grade: passed/total per chapter and exercise (EX="5.6", CHAPTERS="5": those alone; FORMAT=json|tsv).
-# In a handout the assigned chapters' total is added.
+## Grade: passed/total per chapter and exercise (EX="5.6", CHAPTERS="5": those alone; FORMAT=json|tsv|gradescope).
+# In a handout the assigned chapters' total is added. With EX its exit status is 0 only
+# when the exercise's tests ran and passed (a GitHub Classroom step's points).
 grade: tools
 	$(grade_steps)
 
