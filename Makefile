@@ -24,6 +24,7 @@ FORMAT  ?= text#      make grade: text, json for an autograder, tsv (one line pe
 RELATED ?= 1#         make grade CHAPTERS=...: 0 runs only the chapters' own tests, not those elsewhere that run their code
 TEACHER_TESTS ?= tests/teacher#  hidden tests (test_NAME.c) that make test and make grade add
 HIDDEN_VISIBILITY ?= hidden#  FORMAT=gradescope: when students see the hidden tests (hidden, after_due_date, after_published)
+SUBMISSION ?=#        make grade-submission: a student's handout, a directory or a git URL
 # ---- end of user settings -------------------------------------------------
 
 ifeq ($(origin CC),default)
@@ -171,6 +172,7 @@ FUZZ_OPTIONS_mask   := -close_fd_mask=2 -max_len=512
 FUZZ_OPTIONS_tangle := -max_len=4096 -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/tangle.dict
 
 .PHONY: all help programs run figures draw test test-external test-valgrind fuzz html pdf clean tools handout grade check bench-check \
+        grade-submission \
         check-handout check-mistakes check-cross bench stats test-data FORCE
 .DELETE_ON_ERROR:
 # Objects and the like are kept once made (never removed as intermediate files).
@@ -190,7 +192,7 @@ help:
 	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$1,t,":"); printf "  make %-15s %s\n", t[1], doc}; doc=""}' Makefile
 	@echo "  Settings: MODE=release|debug  CC=...  V=1 (show commands)  FUZZ_SECONDS=60"
 	@echo "  Classes:  CHAPTERS=\"1 3\" (handout, grade)  HANDOUT_DIR=DIR (new, empty or a handout)  FORMAT=text|json|tsv|gradescope (grade)"
-	@echo "            RELATED=0 (grade: the chapters' own tests alone)"
+	@echo "            SUBMISSION=DIR|URL (grade-submission)  RELATED=0 (grade: the chapters' own tests alone)"
 
 ## Tangle the chapters and compile every program into build/bin.
 PROGRAM_BINS = $(PROGRAMS:%=$(BIN)/%) $(EXTRA_PROGRAMS:%=$(BIN)/%) $(BENCHES:%=$(BIN)/%)
@@ -301,6 +303,16 @@ check: tools
 # when the exercise's tests ran and passed (a GitHub Classroom step's points).
 grade: tools
 	$(grade_steps)
+
+## Grade a student's handout (SUBMISSION=DIR or a git URL, CHAPTERS="7") from a fresh copy of the book.
+# tools/submission.lua: only the code between the exercise markers is taken from it,
+# into a handout made from the book in build/submission/book, graded there with the
+# hidden tests; edits outside the markers are reported, not used. FORMAT as for grade;
+# only the report goes to stdout.
+grade-submission:
+	+$(Q)$(LUA) tools/submission.lua --format $(call quote,$(FORMAT)) --chapters $(call quote,$(CHAPTERS)) \
+	    --hidden-visibility $(call quote,$(HIDDEN_VISIBILITY)) --teacher-tests $(call quote,$(TEACHER_TESTS)) \
+	    -- $(call quote,$(SUBMISSION))
 
 # A test's run, for make check and make grade: its TAP in $(TAP)/KEY.tap (with each
 # failure's diagnostics after it: ABH_TAP_DIAG=stdout), its stderr in KEY.err and
