@@ -172,7 +172,7 @@ FUZZ_OPTIONS_mask   := -close_fd_mask=2 -max_len=512
 FUZZ_OPTIONS_tangle := -max_len=4096 -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/tangle.dict
 
 .PHONY: all help programs run figures draw test test-external test-valgrind fuzz html pdf clean tools handout grade check bench-check \
-        grade-submission \
+        grade-submission autograder \
         check-handout check-mistakes check-cross bench stats test-data FORCE
 .DELETE_ON_ERROR:
 # Objects and the like are kept once made (never removed as intermediate files).
@@ -189,7 +189,7 @@ all: programs run $(if $(HANDOUT),,draw)
 
 ## List the targets.
 help:
-	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$1,t,":"); printf "  make %-15s %s\n", t[1], doc}; doc=""}' Makefile
+	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$1,t,":"); printf "  make %-17s %s\n", t[1], doc}; doc=""}' Makefile
 	@echo "  Settings: MODE=release|debug  CC=...  V=1 (show commands)  FUZZ_SECONDS=60"
 	@echo "  Classes:  CHAPTERS=\"1 3\" (handout, grade)  HANDOUT_DIR=DIR (new, empty or a handout)  FORMAT=text|json|tsv|gradescope (grade)"
 	@echo "            SUBMISSION=DIR|URL (grade-submission)  RELATED=0 (grade: the chapters' own tests alone)"
@@ -313,6 +313,14 @@ grade-submission:
 	+$(Q)$(LUA) tools/submission.lua --format $(call quote,$(FORMAT)) --chapters $(call quote,$(CHAPTERS)) \
 	    --hidden-visibility $(call quote,$(HIDDEN_VISIBILITY)) --teacher-tests $(call quote,$(TEACHER_TESTS)) \
 	    -- $(call quote,$(SUBMISSION))
+
+## Write Gradescope's autograder zip for CHAPTERS="7" (build/autograder-7.zip), and try it on the book's answers.
+# tools/autograder.lua: setup.sh, run_autograder (make grade-submission of
+# /autograder/submission, FORMAT=gradescope) and the book; the book's own answers
+# graded through it give the points to set on Gradescope.
+autograder: tools
+	@sh tools/ensure-tools.sh zip:zip unzip:unzip
+	+$(Q)$(LUA) tools/autograder.lua --chapters $(call quote,$(CHAPTERS)) --hidden-visibility $(call quote,$(HIDDEN_VISIBILITY))
 
 # A test's run, for make check and make grade: its TAP in $(TAP)/KEY.tap (with each
 # failure's diagnostics after it: ABH_TAP_DIAG=stdout), its stderr in KEY.err and
