@@ -65,7 +65,8 @@ BROWSER       = $(if $(HANDOUT),,$(and $(shell command -v $(CHROMIUM)),$(shell c
 # and for chapter 10's check against ONNX Runtime
 NPM           = $(if $(HANDOUT),,$(and $(shell command -v node),$(shell command -v npm)))
 # Tests that are scripts: the tangler, handouts, the chapters' shell sessions,
-# every program's --help and flags, the grading and summary tools, PyTorch.
+# every program's --help and flags, the grading and summary tools, PyTorch
+# (and, below, how the book reads and its grading for course platforms).
 SCRIPT_TESTS := tests/tangle_test.lua tests/handout_test.lua tests/tools_test.lua tests/transcripts_test.lua \
                 tests/figures_test.lua tests/cli_test.lua tests/pytorch_check.sh
 # The checks of outside tools that take minutes (make test-external): the web book and
@@ -117,6 +118,9 @@ include $(sort $(wildcard mk/*.mk))
 # How the book reads (tools/stats.lua): a student's handout (mk/handout.mk sets
 # HANDOUT) is not held to it, since its stubs change the counts.
 SCRIPT_TESTS += $(if $(HANDOUT),,tests/reading_test.lua)
+# Grading for course platforms (make autograder, grade-submission, FORMAT=gradescope)
+# is tried on the book's own answers and hidden tests, which a handout has not.
+SCRIPT_TESTS += $(if $(HANDOUT),,tests/platforms_test.lua)
 
 # Tests of compiled code: tests/test_NAME.c -> $(TESTBIN)/NAME. tensor, stress
 # and fuzz are not tied to one program; the others test one program each.
