@@ -308,12 +308,16 @@ check: tools
 grade: tools
 	$(grade_steps)
 
+# Grading a student from the book needs its answers and hidden tests, which a handout has not.
+not_in_handout = $(if $(HANDOUT),@echo "make $@: run it in the book: a student handout has no answers and no hidden tests" >&2; exit 1)
+
 ## Grade a student's handout (SUBMISSION=DIR or a git URL, CHAPTERS="7") from a fresh copy of the book.
 # tools/submission.lua: only the code between the exercise markers is taken from it,
 # into a handout made from the book in build/submission/book, graded there with the
 # hidden tests; edits outside the markers are reported, not used. FORMAT as for grade;
 # only the report goes to stdout.
 grade-submission:
+	$(not_in_handout)
 	+$(Q)$(LUA) tools/submission.lua --format $(call quote,$(FORMAT)) --chapters $(call quote,$(CHAPTERS)) \
 	    --hidden-visibility $(call quote,$(HIDDEN_VISIBILITY)) --teacher-tests $(call quote,$(TEACHER_TESTS)) \
 	    -- $(call quote,$(SUBMISSION))
@@ -323,6 +327,7 @@ grade-submission:
 # /autograder/submission, FORMAT=gradescope) and the book; the book's own answers
 # graded through it give the points to set on Gradescope.
 autograder: tools
+	$(not_in_handout)
 	@sh tools/ensure-tools.sh zip:zip unzip:unzip
 	+$(Q)$(LUA) tools/autograder.lua --chapters $(call quote,$(CHAPTERS)) --hidden-visibility $(call quote,$(HIDDEN_VISIBILITY))
 

@@ -159,10 +159,12 @@ else
     ok(results.output:find("\n  " .. path, 1, true), "the edit outside the markers is reported, not used: " .. path, results.output)
   end
 
-  -- The answer handed in as the chapter alone, with a mistake that does not compile.
+  -- The answer handed in as the chapter alone, with a mistake that does not compile,
+  -- and a fence inside another region, which would end its Markdown block.
   sh("rm -rf " .. q(sub) .. " && mkdir -p " .. q(sub))
   local chapter = read(ROOT .. "/chapters/01-selfatt-v1.md")
   chapter = chapter:gsub("(// BEGIN SOLUTION Exercise 1%.6 %(att%)\n[^\n]-);\n", "%1\n", 1)
+  chapter = chapter:gsub("(// BEGIN SOLUTION Exercise 1%.6 %(out%)\n)", "%1```\n", 1)
   write(sub .. "/01-selfatt-v1.md", chapter)
   status, out, err = run(TMP, AUTOGRADE)
   results, why = json.decode(read(ag .. "/results/results.json") or "")
@@ -170,6 +172,8 @@ else
      results.output:find("chapters/01%-selfatt%-v1%.md:%d+:%d+: error:"),
      "a submission that does not compile: a results.json still, score 0, with the compiler's message",
      results and results.output or why, err)
+  ok(results and results.output:find("01%-selfatt%-v1%.md: Exercise 1%.6's region at line %d+ is not used %(line %d+ would end the Markdown code block%)"),
+     "a region whose code would end its Markdown block is not used, and the output says so", results and results.output)
 
   -- make grade-submission of a git URL, in the zip's book: the handout with the answer.
   local repo = TMP .. "/repo"
@@ -189,6 +193,9 @@ else
   handout(stub, false)
   status, out, err = run(stub, CLEAN .. "make --no-print-directory grade EX=1.6")
   ok(status ~= 0 and out:find("0/%d+"), "and not in a handout with the stub", out .. err)
+  status, out, err = run(stub, CLEAN .. "make --no-print-directory grade-submission SUBMISSION=.")
+  ok(status ~= 0 and err:find("make grade-submission: run it in the book", 1, true),
+     "a handout refuses make grade-submission: it has no answers and no hidden tests", out .. err)
   local workflow = read(stub .. "/.github/workflows/classroom.yml") or ""
   ok(workflow:find("\n          command: make grade EX=1.6\n", 1, true) and workflow:find("\n          max%-score: %d+\n")
      and workflow:find("EXERCISE%-1%-6_RESULTS: \"%${{steps%.exercise%-1%-6%.outputs%.result}}\"")

@@ -675,7 +675,7 @@ local function gradescope_report(tests, report, hidden_visibility)
   local public, hidden = report.public, report.hidden
   local out = {("%d of %d tests passed: public tests %d/%d"):format(score, #entries, public.passed, public.passed + public.failed)}
   if hidden.passed + hidden.failed > 0 then
-    out[1] = out[1] .. (", and %d hidden tests (the teacher's), not shown"):format(hidden.passed + hidden.failed)
+    out[1] = out[1] .. (", and %d hidden tests (the teacher's)"):format(hidden.passed + hidden.failed)
   end
   if #skipped > 0 then
     out[#out + 1] = ("%d skipped, counted in neither the score nor the maximum:"):format(#skipped)

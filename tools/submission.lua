@@ -461,9 +461,9 @@ local function main(argv)
   say("GRADE", ("make grade in %s: chapter%s %s, with the hidden tests of %s"):format(bdir, #numbers > 1 and "s" or "",
     table.concat(numbers, " "), teacher))
   local command = ("cd %s && env -i %s LC_ALL=C make --no-print-directory grade FORMAT=%s CHAPTERS=%s EX= RELATED=0 "
-    .. "MODE=release V=0 TEACHER_TESTS=%s GRADE_NOTES=%s HIDDEN_VISIBILITY=%s")
+    .. "MODE=release V=0 TEACHER_TESTS=%s GRADE_NOTES=%s HIDDEN_VISIBILITY=%s GRADE_LOG=%s")
     :format(q(bdir), table.concat(keep, " "), q(format), q(table.concat(numbers, " ")), q(absolute(teacher)),
-            q(absolute(notes_path)), q(visibility))
+            q(absolute(notes_path)), q(visibility), q(absolute(bdir .. "/build/grade/tests.log")))
   io.stdout:flush()
   return os.execute(command) and 0 or 1
 end
