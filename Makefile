@@ -21,8 +21,11 @@ HANDOUT_DIR ?= handout#  make handout: where the student tree goes (new, empty, 
 FORCE   ?=#           make handout: 1 replaces a handout even when it holds a student's work
 HANDOUT_KEEP_BUILD ?=#  make handout: 1 keeps the build/ of its compile check (stubs only)
 EXERCISES ?=#        make check-mistakes: the exercises to check ("5.6 6.7"; empty: all)
-FORMAT  ?= text#      make grade: text, json for an autograder, or tsv (one line per test)
+FORMAT  ?= text#      make grade: text, json for an autograder, tsv (one line per test), or gradescope (results.json)
+RELATED ?= 1#         make grade CHAPTERS=...: 0 runs only the chapters' own tests, not those elsewhere that run their code
 TEACHER_TESTS ?= tests/teacher#  hidden tests (test_NAME.c) that make test and make grade add
+HIDDEN_VISIBILITY ?= hidden#  FORMAT=gradescope: when students see the hidden tests (hidden, after_due_date, after_published)
+SUBMISSION ?=#        make grade-submission: a student's handout, a directory or a git URL
 # ---- end of user settings -------------------------------------------------
 
 ifeq ($(origin CC),default)
@@ -63,7 +66,8 @@ BROWSER       = $(if $(HANDOUT),,$(and $(shell command -v $(CHROMIUM)),$(shell c
 # and for chapter 10's check against ONNX Runtime
 NPM           = $(if $(HANDOUT),,$(and $(shell command -v node),$(shell command -v npm)))
 # Tests that are scripts: the tangler, handouts, the chapters' shell sessions,
-# every program's --help and flags, the grading and summary tools, PyTorch.
+# every program's --help and flags, the grading and summary tools, PyTorch
+# (and, below, how the book reads and its grading for course platforms).
 SCRIPT_TESTS := tests/tangle_test.lua tests/handout_test.lua tests/tools_test.lua tests/transcripts_test.lua \
                 tests/figures_test.lua tests/cli_test.lua tests/pytorch_check.sh
 # The checks of outside tools that take minutes (make test-external): the web book and
@@ -115,6 +119,9 @@ include $(sort $(wildcard mk/*.mk))
 # How the book reads (tools/stats.lua): a student's handout (mk/handout.mk sets
 # HANDOUT) is not held to it, since its stubs change the counts.
 SCRIPT_TESTS += $(if $(HANDOUT),,tests/reading_test.lua)
+# Grading for course platforms (make autograder, grade-submission, FORMAT=gradescope)
+# is tried on the book's own answers and hidden tests, which a handout has not.
+SCRIPT_TESTS += $(if $(HANDOUT),,tests/platforms_test.lua)
 
 # Tests of compiled code: tests/test_NAME.c -> $(TESTBIN)/NAME. tensor, stress
 # and fuzz are not tied to one program; the others test one program each.
@@ -170,6 +177,7 @@ FUZZ_OPTIONS_mask   := -close_fd_mask=2 -max_len=512
 FUZZ_OPTIONS_tangle := -max_len=4096 -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/tangle.dict
 
 .PHONY: all help programs run figures draw test test-external test-valgrind fuzz html pdf clean tools handout grade check bench-check \
+        grade-submission autograder \
         check-handout check-mistakes check-cross bench stats test-data FORCE
 .DELETE_ON_ERROR:
 # Objects and the like are kept once made (never removed as intermediate files).
@@ -186,9 +194,10 @@ all: programs run $(if $(HANDOUT),,draw)
 
 ## List the targets.
 help:
-	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$1,t,":"); printf "  make %-15s %s\n", t[1], doc}; doc=""}' Makefile
+	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$1,t,":"); printf "  make %-17s %s\n", t[1], doc}; doc=""}' Makefile
 	@echo "  Settings: MODE=release|debug  CC=...  V=1 (show commands)  FUZZ_SECONDS=60"
-	@echo "  Classes:  CHAPTERS=\"1 3\" (handout, grade)  HANDOUT_DIR=DIR (new, empty or a handout)  FORMAT=text|json|tsv (grade)"
+	@echo "  Classes:  CHAPTERS=\"1 3\" (handout, grade)  HANDOUT_DIR=DIR (new, empty or a handout)  FORMAT=text|json|tsv|gradescope (grade)"
+	@echo "            SUBMISSION=DIR|URL (grade-submission)  RELATED=0 (grade: the chapters' own tests alone)"
 
 ## Tangle the chapters and compile every program into build/bin.
 PROGRAM_BINS = $(PROGRAMS:%=$(BIN)/%) $(EXTRA_PROGRAMS:%=$(BIN)/%) $(BENCHES:%=$(BIN)/%)
@@ -264,13 +273,20 @@ fuzz: $(FUZZERS:%=build/fuzz/fuzz_%)
 GRADE     := $(OUT)/grade
 GRADE_LOG := $(GRADE)/tests.log
 TAP       := $(OUT)/tap
+# GRADE_NOTES: a file whose text the report adds (make grade-submission writes it).
+GRADE_NOTES ?=
 GRADE_ARGS = $(if $(strip $(EX)),--exercises $(call quote,$(strip $(EX)))) \
              $(if $(strip $(CHAPTERS)),--chapters $(call quote,$(strip $(CHAPTERS))),$(if $(HANDOUT),$(if $(strip $(EX)),,--assigned '$(ASSIGNED)'))) \
-             $(TEST_BINS) $(SCRIPT_TESTS)
+             $(if $(filter 0,$(RELATED)),--own) $(if $(GRADE_NOTES),--notes $(call quote,$(GRADE_NOTES))) \
+             --hidden-visibility $(call quote,$(HIDDEN_VISIBILITY)) $(TEST_BINS) $(SCRIPT_TESTS)
 GRADE_LUA  = ABH_TEACHER_TESTS=$(call quote,$(TEACHER_TESTS)) $(LUA) tools/grade.lua
+# make grade FORMAT=json or gradescope: a build that failed still gets its report on
+# stdout, score 0 and the compiler's message read from the log $(1).
+grade_failed = $(if $(and $(filter grade,$@),$(filter json gradescope,$(FORMAT))),\
+    $(GRADE_LUA) --format $(FORMAT) $(if $(GRADE_NOTES),--notes $(call quote,$(GRADE_NOTES))) --build-failed $(1);)
 define grade_steps
 	+$(Q)mkdir -p $(GRADE) && $(MAKE) --no-print-directory build/.tangled > $(GRADE)/tangle.log 2>&1 || \
-	    { grep -v '^  TANGLE' $(GRADE)/tangle.log >&2; exit 1; }
+	    { grep -v '^  TANGLE' $(GRADE)/tangle.log >&2; $(call grade_failed,$(GRADE)/tangle.log) exit 1; }
 	$(Q)$(GRADE_LUA) --plan $(GRADE)/plan.mk --programs '$(PROGRAMS) $(EXTRA_PROGRAMS) $(BENCHES)' $(GRADE_ARGS)
 	$(if $(TEST_DATA_STALE),$(Q)if grep -q TEST_DATA $(GRADE)/plan.mk && ( $(TEST_DATA_STALE) ); then \
 	    printf '  %-7s %s\n' MAKE "$(TEST_DATA_SAY)" >&2; fi)
@@ -278,7 +294,8 @@ define grade_steps
 	      echo $$? > $(GRADE)/build.status; } | tee $(GRADE)/build.log | \
 	    { $(if $(filter grade,$@),grep --line-buffered '^  TEST ' >&2,cat > /dev/null); true; }; \
 	[ "$$(cat $(GRADE)/build.status)" = 0 ] || \
-	    { cat $(GRADE)/build.log >&2; echo "make $@: the build failed, nothing graded (log: $(GRADE)/build.log)" >&2; exit 1; }
+	    { cat $(GRADE)/build.log >&2; echo "make $@: the build failed, nothing graded (log: $(GRADE)/build.log)" >&2; \
+	      $(call grade_failed,$(GRADE)/build.log) exit 1; }
 	$(Q)$(GRADE_LUA) --tap $(TAP) --log $(GRADE_LOG) --format $(if $(filter check,$@),check,$(call quote,$(FORMAT))) $(GRADE_ARGS)
 endef
 
@@ -286,10 +303,34 @@ endef
 check: tools
 	$(grade_steps)
 
-## Grade: passed/total per chapter and exercise (EX="5.6", CHAPTERS="5": those alone; FORMAT=json|tsv).
-# In a handout the assigned chapters' total is added.
+## Grade: passed/total per chapter and exercise (EX="5.6", CHAPTERS="5": those alone; FORMAT=json|tsv|gradescope).
+# In a handout the assigned chapters' total is added. With EX its exit status is 0 only
+# when the exercise's tests ran and passed (a GitHub Classroom step's points).
 grade: tools
 	$(grade_steps)
+
+# Grading a student from the book needs its answers and hidden tests, which a handout has not.
+not_in_handout = $(if $(HANDOUT),@echo "make $@: run it in the book: a student handout has no answers and no hidden tests" >&2; exit 1)
+
+## Grade a student's handout (SUBMISSION=DIR or a git URL, CHAPTERS="7") from a fresh copy of the book.
+# tools/submission.lua: only the code between the exercise markers is taken from it,
+# into a handout made from the book in build/submission/book, graded there with the
+# hidden tests; edits outside the markers are reported, not used. FORMAT as for grade;
+# only the report goes to stdout.
+grade-submission:
+	$(not_in_handout)
+	+$(Q)$(LUA) tools/submission.lua --format $(call quote,$(FORMAT)) --chapters $(call quote,$(CHAPTERS)) \
+	    --hidden-visibility $(call quote,$(HIDDEN_VISIBILITY)) --teacher-tests $(call quote,$(TEACHER_TESTS)) \
+	    -- $(call quote,$(SUBMISSION))
+
+## Write Gradescope's autograder zip for CHAPTERS="7" (build/autograder-7.zip), and try it on the book's answers.
+# tools/autograder.lua: setup.sh, run_autograder (make grade-submission of
+# /autograder/submission, FORMAT=gradescope) and the book; the book's own answers
+# graded through it give the points to set on Gradescope.
+autograder: tools
+	$(not_in_handout)
+	@sh tools/ensure-tools.sh zip:zip unzip:unzip
+	+$(Q)$(LUA) tools/autograder.lua --chapters $(call quote,$(CHAPTERS)) --hidden-visibility $(call quote,$(HIDDEN_VISIBILITY))
 
 # A test's run, for make check and make grade: its TAP in $(TAP)/KEY.tap (with each
 # failure's diagnostics after it: ABH_TAP_DIAG=stdout), its stderr in KEY.err and

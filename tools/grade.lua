@@ -2,8 +2,10 @@
 
 Usage
 -----
-    lua5.4 tools/grade.lua [--format text|json|tsv] [--log FILE]
-                           [--chapters "N ..." | --assigned "N ..."] TEST ...
+    lua5.4 tools/grade.lua [--format text|json|tsv|gradescope] [--log FILE]
+                           [--chapters "N ..." [--own] | --assigned "N ..."]
+                           [--notes FILE] [--hidden-visibility V] TEST ...
+    lua5.4 tools/grade.lua --format json|gradescope [--notes FILE] --build-failed LOG
 
 `make grade` runs it with every test of the suite (build/tests/NAME, the
 script tests, and the teacher's hidden tests when there are some). Each TEST
@@ -30,8 +32,15 @@ their lines, their total, and the exit status is theirs. One more line says
 how the tests of other chapters (and of the whole book) that run those
 chapters' exercise code fared: a mistake in chapter 5 can fail chapter 7's
 tests too (tools/deps.lua finds which, from build/src and the tests'
-sources). --assigned "5" (make grade in a student handout) prints the full
-report, then the total of those chapters alone on a line of its own.
+sources). With --own (make grade RELATED=0) only the chapters' own tests
+run, not those elsewhere. --assigned "5" (make grade in a student handout)
+prints the full report, then the total of those chapters alone on a line of
+its own.
+
+A teacher's hidden test (build/tests/teacher/NAME) is counted apart as well:
+the text report adds a line "of which public tests ..., hidden tests ...",
+the JSON report "public" and "hidden". --notes FILE adds FILE's text to the
+report (make grade-submission says there what it took from a submission).
 
 Output: one line per chapter (all its tests) and per exercise (its own),
 "passed/total", a total, and
@@ -39,9 +48,14 @@ the names of the tests that failed (text); or the same as one JSON object
 (json), described at the end of this file; or one line per test, "result
 file exercise description" separated by tabs (tsv: the description is the
 test's name, and for a skipped test the reason it was skipped; a file
-skipped whole is one line, "skip FILE - the whole file: REASON"). The exit
-status is 0 when no test failed (of the chapters graded), 1 otherwise, 2 on
-a usage error.
+skipped whole is one line, "skip FILE - the whole file: REASON"); or
+Gradescope's results.json (gradescope: a point per test that ran, described
+at the end of this file). The exit status is 0 when no test failed (of the
+chapters graded), 1 otherwise, 2 on a usage error; with --exercises (make
+grade EX=5.6, a course platform's check of one exercise) also 1 when none of
+its tests ran. --build-failed LOG writes the report of a build that failed
+(json or gradescope: score 0 and the compiler's message, read from LOG) and
+exits with 1.
 ]]
 
 local USAGE = 'usage: lua5.4 tools/grade.lua [--format text|json|tsv] [--log FILE] [--chapters "N ..." | --assigned "N ..."] TEST ...\n'
@@ -51,6 +65,14 @@ local deps = dofile(HERE .. "/deps.lua")
 local U = dofile(HERE .. "/util.lua")
 local q, first_line = U.q, U.first_line
 local function read_all(path) return (U.read(path)) end
+
+-- The lines of `text`, without their newlines (none for "").
+local function lines_of(text)
+  local lines = {}
+  for line in (text:sub(-1) == "\n" and text or text .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
+  if text == "" then lines = {} end
+  return lines
+end
 
 ------------------------------------------------------------------------------
 -- Running a test and reading its TAP
@@ -292,7 +314,7 @@ local function grade(paths, src, log)
     for _, test in ipairs(tests) do
       local exercise = test.name:match("^Exercise (%d+%.%d+): ")
       local t = home_tally
-      test.chapter = home_number
+      test.chapter, test.file, test.hidden = home_number, path, key_of(path):match("^teacher/") ~= nil
       if exercise then
         local c = chapter(tonumber(exercise:match("^(%d+)")))
         c.exercises[exercise] = c.exercises[exercise] or tally()
@@ -445,6 +467,13 @@ local function text_report(report, selection, assigned, log_path)
       line("Exercise " .. exercise, c.exercises[exercise], "      ")
     end
   end
+  -- after the total: its public and hidden tests apart, when there are hidden ones
+  local function visibility_line()
+    local public, hidden = report.public, report.hidden
+    if hidden and hidden.passed + hidden.failed + hidden.skipped > 0 then
+      out[#out + 1] = ("of which public tests %s, hidden tests (the teacher's) %s"):format(score(public), score(hidden))
+    end
+  end
   local failed
   if selection then
     local t = selection.total
@@ -452,6 +481,7 @@ local function text_report(report, selection, assigned, log_path)
     out[#out + 1] = ""
     out[#out + 1] = ("total of %s: %s: %s"):format(chapters_named(selection.numbers), score(t),
       t.failed == 0 and "every test passed" or ("%d failed"):format(t.failed))
+    visibility_line()
     local r, where = selection.related, {}
     if #selection.related_chapters > 0 then where[#where + 1] = chapters_named(selection.related_chapters) end
     if selection.related_book then where[#where + 1] = "the whole book" end
@@ -466,6 +496,7 @@ local function text_report(report, selection, assigned, log_path)
     failed = t.failed
     out[#out + 1] = ("total %s: %s"):format(score(t),
       t.failed == 0 and "every test passed" or ("%d failed"):format(t.failed))
+    visibility_line()
     if assigned then
       local a = assigned.total
       out[#out + 1] = ("assigned, %s alone: %s: %s (make grade CHAPTERS=\"%s\" shows only them)")
@@ -476,6 +507,7 @@ local function text_report(report, selection, assigned, log_path)
   if failed > 0 and log_path then
     out[#out + 1] = ("what the failed tests printed: %s"):format(log_path)
   end
+  if report.notes then out[#out + 1] = "\n" .. report.notes:gsub("\n$", "") end
   return table.concat(out, "\n") .. "\n"
 end
 
@@ -551,14 +583,137 @@ local function json_report(report, selection, assigned, log_path)
   local total = selection and selection.total or report.total
   local failed = total.failed > 0
   local top = {all_passed = total.failed == 0, total = counts(total), chapters = chapters, files = files,
-               log = failed and log_path or nil,
-               __order = {"all_passed", "total", "chapters", "whole_book", "selected", "assigned", "files", "log"}}
+               log = failed and log_path or nil, public = counts(report.public), hidden = counts(report.hidden),
+               submission = report.notes and array(lines_of(report.notes)),
+               __order = {"all_passed", "total", "public", "hidden", "chapters", "whole_book", "selected", "assigned",
+                          "files", "log", "submission"}}
   if selection then top.selected = selected(selection) else top.whole_book = counts(report.book) end
   if assigned and not selection then top.assigned = selected(assigned) end
   for i = #top.__order, 1, -1 do
     if top[top.__order[i]] == nil then table.remove(top.__order, i) end
   end
   return json(top) .. "\n"
+end
+
+------------------------------------------------------------------------------
+-- Course platforms: Gradescope's results.json
+------------------------------------------------------------------------------
+
+-- `text` with every byte of an invalid UTF-8 sequence made "?" (a compiler's
+-- message may hold any byte; a platform's JSON parser takes only UTF-8).
+local function utf8_clean(text)
+  if utf8.len(text) then return text end
+  local out, i = {}, 1
+  while i <= #text do
+    local n = text:byte(i) < 0x80 and 1 or text:byte(i) >= 0xF0 and 4 or text:byte(i) >= 0xE0 and 3
+              or text:byte(i) >= 0xC2 and 2 or 0
+    local piece = n > 0 and text:sub(i, i + n - 1)
+    if piece and #piece == n and utf8.len(piece) == 1 then out[#out + 1], i = piece, i + n
+    else out[#out + 1], i = "?", i + 1 end
+  end
+  return table.concat(out)
+end
+
+-- At most `max` lines of `text`, and a line saying how many were left out.
+local function first_lines(text, max)
+  local lines = lines_of(text)
+  if #lines <= max then return table.concat(lines, "\n") end
+  return table.concat(lines, "\n", 1, max) .. ("\n... (%d more lines)"):format(#lines - max)
+end
+
+-- What a failed test printed (its TAP diagnostics, without "# " and the
+-- "Failed test" line that repeats its name), or its reason when skipped.
+local function test_output(test)
+  local out = {}
+  for _, d in ipairs(test.diag or {}) do
+    local text = d:gsub("^#%s?", "")
+    if not text:match("^%s*Failed test '") then out[#out + 1] = text end
+  end
+  return first_lines(table.concat(out, "\n"), 40)
+end
+
+-- The graded tests, in file order: those of the exercises `wanted`, else of
+-- the chapters `chosen` (sets), else every test.
+local function graded_tests(report, chosen, wanted)
+  local list = {}
+  for _, f in ipairs(report.files) do
+    for _, test in ipairs(f.list) do
+      local exercise = test.name:match("^Exercise (%d+%.%d+): ")
+      if wanted and exercise and wanted[exercise] or not wanted and (not chosen or chosen[test.chapter]) then
+        list[#list + 1] = test
+      end
+    end
+  end
+  return list
+end
+
+-- The graded tests' public and hidden (teachers', tests/teacher/) tallies.
+local function by_visibility(tests)
+  local public, hidden = tally(), tally()
+  for _, test in ipairs(tests) do count(test.hidden and hidden or public, test, test.file) end
+  return public, hidden
+end
+
+-- Gradescope's results.json (see the end of this file): one entry per test
+-- that ran, one point each; a skipped test is left out of the score and of
+-- the maximum, and named in the top-level output.
+local function gradescope_report(tests, report, hidden_visibility)
+  local entries, score, skipped = array{}, 0, {}
+  for _, test in ipairs(tests) do
+    if test.result == "skip" then
+      skipped[#skipped + 1] = ("  %s (%s)%s"):format(test.name, key_of(test.file), test.reason and ": " .. test.reason or "")
+    else
+      local passed = test.result == "pass"
+      local source = test.hidden and "hidden test " .. key_of(test.file) or test_source(test.file) or test.file
+      entries[#entries + 1] = {name = utf8_clean(("%s (%s)"):format(test.name, source)), score = passed and 1 or 0,
+        max_score = 1, status = passed and "passed" or "failed", output = utf8_clean(test_output(test)),
+        visibility = test.hidden and hidden_visibility or "visible",
+        __order = {"name", "score", "max_score", "status", "output", "visibility"}}
+      score = score + (passed and 1 or 0)
+    end
+  end
+  local public, hidden = report.public, report.hidden
+  local out = {("%d of %d tests passed: public tests %d/%d"):format(score, #entries, public.passed, public.passed + public.failed)}
+  if hidden.passed + hidden.failed > 0 then
+    out[1] = out[1] .. (", and %d hidden tests (the teacher's)"):format(hidden.passed + hidden.failed)
+  end
+  if #skipped > 0 then
+    out[#out + 1] = ("%d skipped, counted in neither the score nor the maximum:"):format(#skipped)
+    out[#out + 1] = first_lines(table.concat(skipped, "\n"), 10)
+  end
+  if report.notes then out[#out + 1] = "\n" .. report.notes:gsub("\n$", "") end
+  return json({score = score, output = utf8_clean(table.concat(out, "\n")), tests = entries,
+               __order = {"score", "output", "tests"}}) .. "\n"
+end
+
+-- The report of a build that failed (make grade's tangle or compile, whose
+-- log is `log`): json and gradescope still get one, score 0, with the
+-- compiler's message (the log less make's progress lines).
+local function build_failed_report(format, log, notes)
+  -- a message (a line, and the indented lines that show its source) once:
+  -- a program and its test compile the same chapter and fail alike
+  local kept, seen, keep = {}, {}, false
+  for _, line in ipairs(lines_of(log)) do
+    if line:match("^  %u+ +%S") or line:match("^make[%[:]") or line:match("^make ") then
+      keep = false
+    elseif line:match("^%S") then
+      keep = not seen[line]
+      seen[line] = true
+      if keep then kept[#kept + 1] = line end
+    elseif keep then
+      kept[#kept + 1] = line
+    end
+  end
+  local output = "The code did not build, so no test ran: score 0. The compiler said:\n\n" ..
+                 first_lines(table.concat(kept, "\n"), 60) .. (notes and "\n\n" .. notes:gsub("\n$", "") or "")
+  output = utf8_clean(output)
+  if format == "gradescope" then
+    return json({score = 0, output = output, tests = array{}, __order = {"score", "output", "tests"}}) .. "\n"
+  elseif format == "json" then
+    return json({all_passed = false, built = false, output = output, submission = notes and array(lines_of(notes)),
+                 __order = {"all_passed", "built", "output", "submission"}}) .. "\n"
+  end
+  return ""
 end
 
 ------------------------------------------------------------------------------
@@ -614,9 +769,9 @@ end
 -- tests count for it (its programs' tests, and those holding its exercises'
 -- tests), and every other file that runs its exercises' code, whose tests
 -- make grade CHAPTERS=N names on a line of their own.
-local function select_tests(paths, programs, src, wanted, chosen)
+local function select_tests(paths, programs, src, wanted, chosen, own)
   if not wanted and not chosen then return paths end
-  local runs = chosen and code_run_by(paths, programs)
+  local runs = chosen and not own and code_run_by(paths, programs)
   local picked = {}
   for _, path in ipairs(paths) do
     local take = false
@@ -627,7 +782,7 @@ local function select_tests(paths, programs, src, wanted, chosen)
     if chosen then
       local home = chapter_of_test(path, src)
       if home and chosen[tonumber(home:match("(%d+)%-"))] then take = true end
-      for e in pairs(runs[path]) do if chapter_chosen(e) then take = true end end
+      for e in pairs(runs and runs[path] or {}) do if chapter_chosen(e) then take = true end end
     end
     if take then picked[#picked + 1] = path end
   end
@@ -730,9 +885,18 @@ end
 
 local format, log_path, chapters_arg, assigned_arg, exercises_arg, plan_path, built_arg, paths =
   "text", nil, nil, nil, nil, nil, nil, {}
+local own, notes_path, failed_log, hidden_visibility = false, nil, nil, "hidden"
 local i = 1
 while i <= #arg do
-  if arg[i] == "--format" then
+  if arg[i] == "--own" then
+    own = true
+  elseif arg[i] == "--notes" then
+    notes_path, i = arg[i + 1], i + 1
+  elseif arg[i] == "--build-failed" then
+    failed_log, i = arg[i + 1], i + 1
+  elseif arg[i] == "--hidden-visibility" then
+    hidden_visibility, i = arg[i + 1], i + 1
+  elseif arg[i] == "--format" then
     format, i = arg[i + 1], i + 1
   elseif arg[i] == "--log" then
     log_path, i = arg[i + 1], i + 1
@@ -756,8 +920,18 @@ while i <= #arg do
   end
   i = i + 1
 end
-local reports = {text = text_report, json = json_report, tsv = tsv_report, check = check_report}
-if not reports[format] then usage_error("FORMAT must be text, json or tsv, not '%s'", tostring(format)) end
+local reports = {text = text_report, json = json_report, tsv = tsv_report, check = check_report, gradescope = true}
+if not reports[format] then usage_error("FORMAT must be text, json, tsv or gradescope, not '%s'", tostring(format)) end
+local VISIBILITIES = {hidden = true, after_due_date = true, after_published = true, visible = true}
+if not VISIBILITIES[hidden_visibility or ""] then
+  usage_error("HIDDEN_VISIBILITY must be hidden, after_due_date, after_published or visible, not '%s'", tostring(hidden_visibility))
+end
+local notes = notes_path and notes_path ~= "" and read_all(notes_path) or nil
+if notes == "" then notes = nil end
+if failed_log then
+  io.stdout:write(build_failed_report(format, read_all(failed_log) or "(no log: " .. failed_log .. ")", notes))
+  os.exit(1)
+end
 if #paths == 0 then io.stderr:write(USAGE) os.exit(2) end
 local chosen = chapters_arg and chapters_arg:match("%S") and chapter_numbers(chapters_arg, "CHAPTERS")
 local assigned_numbers = assigned_arg and assigned_arg:match("%S") and chapter_numbers(assigned_arg, "ASSIGNED")
@@ -770,7 +944,7 @@ if chosen then
 end
 local src = (os.getenv("ABH_SRC") or "build/src")
 local programs = programs_in(src)
-paths = select_tests(paths, programs, src, wanted, chosen_set)
+paths = select_tests(paths, programs, src, wanted, chosen_set, own)
 
 if plan_path then
   local built = {}
@@ -829,12 +1003,23 @@ if wanted then
 else
   failed = (selection and selection.total or report.total).failed
 end
+local graded = graded_tests(report, chosen_set, wanted)
+report.public, report.hidden = by_visibility(graded)
+report.notes = notes
+-- make grade EX=N.M is a course platform's test of the exercise (GitHub Classroom's
+-- points): its exit status is 0 only when its tests ran and all passed
+if wanted and format ~= "check" and report.public.passed + report.hidden.passed == 0 and failed == 0 then
+  io.stderr:write(("grade: no test of Exercise %s ran (all were skipped)\n"):format(table.concat(wanted_list, ", ")))
+  failed = 1
+end
 
 if format == "tsv" then
   io.stdout:write(tsv_report(report, chosen_set))
 elseif format == "check" then
   io.stdout:write(check_report(report, wanted_list, selection or
     {numbers = sorted_keys(report.chapters), related = tally()}))
+elseif format == "gradescope" then
+  io.stdout:write(gradescope_report(graded, report, hidden_visibility))
 else
   io.stdout:write(reports[format](report, selection, assigned, log_path))
 end
@@ -855,6 +1040,25 @@ os.exit(failed == 0 and 0 or 1)
               the whole book that run the selected chapters' exercise code}},
   "assigned": with --assigned (make grade in a handout), the same for the assigned chapters,
   "files": [{"path", "tests", "broken": false or why, "skipped": false or why}, ...],
-  "log": when a test failed, the file holding what the tests printed on stderr
+  "log": when a test failed, the file holding what the tests printed on stderr,
+  "public", "hidden": the counts of the graded tests (as "total") that are the book's
+            (tests/) and the teacher's (tests/teacher/), apart,
+  "submission": with --notes, its lines (make grade-submission: what it took from
+                the submission, and the edits outside the markers it did not use)
+}
+When the build failed (--build-failed LOG): {"all_passed": false, "built": false,
+"output": the compiler's message, "submission"}.
+
+Gradescope's results.json (--format gradescope; Gradescope's "Autograder
+Specifications" describe it):
+{
+  "score": the points of the tests that passed,
+  "output": one line of counts (public tests passed, how many hidden), the
+            tests skipped (counted in neither the score nor the maximum), and
+            the notes of --notes; when the build failed, the compiler's message,
+  "tests": [{"name": "Exercise 1.6: ... (tests/test_selfatt_v1.c)", "score": 0 or 1,
+             "max_score": 1, "status": "passed" or "failed", "output": what it printed
+             when it failed (got, expected), "visibility": "visible", or for a
+             teacher's hidden test --hidden-visibility (default "hidden")}, ...]
 }
 ]]

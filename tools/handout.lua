@@ -47,7 +47,9 @@ its developer README (a README for students takes its place).
 Links to what was left out become plain text. The handout says what is
 assigned in mk/handout.mk, which the Makefile reads, and its README lists
 the stubs and which other chapters' tests run each assigned exercise's code
-(tools/deps.lua reads it from the code).
+(tools/deps.lua reads it from the code). It carries GitHub Classroom's
+workflow, .github/workflows/classroom.yml: a step per exercise cut, `make
+grade EX=N.M` (see platform_files below).
 
 Before it writes anything it checks that no line of an assigned solution
 (ten characters or more, spaces trimmed; a line that only names a chunk,
@@ -535,6 +537,69 @@ wrote it. Do not edit `build/`: it is made again from the chapters.
 end
 
 ------------------------------------------------------------------------------
+-- Pass 4b: what a course platform reads
+------------------------------------------------------------------------------
+
+-- GitHub Classroom's workflow, added to the handout's files (`texts`: path
+-- -> text, `kept`: paths). GitHub Classroom runs it on each push to a
+-- student's repository: a step installs the book's tools, then each exercise
+-- cut is one step of classroom-resources/autograding-command-grader, `make
+-- grade EX=N.M`, which exits with 0 only when the exercise's tests ran and
+-- passed, and is then worth its max-score (CLASSROOM_POINTS; a teacher may
+-- edit it before the handout becomes the assignment's template); the last
+-- step, classroom-resources/autograding-grading-reporter, adds them up.
+-- Chapter 12's tests train models first: its steps may take longer.
+local CLASSROOM = ".github/workflows/classroom.yml"
+local CLASSROOM_POINTS, CLASSROOM_MINUTES, CLASSROOM_MINUTES_TRAINING = 10, 10, 30
+local function platform_files(texts, kept, exercises)
+  local steps, env, ids = {}, {}, {}
+  for _, exercise in ipairs(exercises) do
+    local id = "exercise-" .. exercise:gsub("%.", "-")
+    steps[#steps + 1] = ([[
+      - name: Exercise %s
+        id: %s
+        uses: classroom-resources/autograding-command-grader@v1
+        with:
+          test-name: Exercise %s
+          command: make grade EX=%s
+          timeout: %d
+          max-score: %d
+]]):format(exercise, id, exercise, exercise, exercise:match("^12%.") and CLASSROOM_MINUTES_TRAINING or CLASSROOM_MINUTES,
+           CLASSROOM_POINTS)
+    env[#env + 1] = ('          %s_RESULTS: "${{steps.%s.outputs.result}}"\n'):format(id:upper(), id)
+    ids[#ids + 1] = id
+  end
+  texts[CLASSROOM] = ([[
+# GitHub Classroom's autograding (tools/handout.lua wrote it): one step per
+# exercise of this handout, `make grade EX=N.M`, worth its max-score when all
+# that exercise's tests pass; the reporter adds the points up.
+name: Autograding Tests
+'on':
+  - push
+  - repository_dispatch
+permissions:
+  checks: write
+  actions: read
+  contents: read
+jobs:
+  run-autograding-tests:
+    runs-on: ubuntu-latest
+    if: github.actor != 'github-classroom[bot]'
+    steps:
+      - name: Checkout code
+        uses: actions/checkout@v4
+      - name: Install the book's tools
+        run: sudo apt-get update && sudo apt-get install -y gcc make lua5.4 gnuplot-nox perl
+%s      - name: Autograding Reporter
+        uses: classroom-resources/autograding-grading-reporter@v1
+        env:
+%s        with:
+          runners: %s
+]]):format(table.concat(steps), table.concat(env), table.concat(ids, ","))
+  kept[#kept + 1] = CLASSROOM
+end
+
+------------------------------------------------------------------------------
 -- Pass 5: nothing of a solution may remain
 ------------------------------------------------------------------------------
 
@@ -972,6 +1037,7 @@ local function main(argv)
   out_texts["mk/handout.mk"] = makefile_part(numbers, exercises)
   kept[#kept + 1] = "README.md"
   kept[#kept + 1] = "mk/handout.mk"
+  platform_files(out_texts, kept, exercises)
 
   -- Every text file of the handout is searched for solution lines.
   for _, path in ipairs(kept) do
