@@ -21,7 +21,8 @@ cell = 80
 head = 62                  # the heading and the positions' names
 radius = 30
 width = left + T * cell + 12
-height = head + P * cell + 12
+foot = 60                  # a line under the arrows (and room gnuplot keeps under a circle)
+height = head + P * cell + foot
 cx(t) = left + t * cell + cell / 2
 cy(i) = head + i * cell + cell / 2
 
@@ -49,6 +50,8 @@ do for [i = 0:P - 1] {
         set object o circle at cx(t), cy(i) size radius fillstyle empty border lc rgb "#bbbbbb" lw 1 behind
     }
 }
+set label "RoPE turns pair i of a query or key at position t by the angle of its arrow; the 2017 sinusoids are the arrows' coordinates" \
+    at 12, height - 22 left font "Helvetica,13" textcolor rgb "#555555"
 set style arrow 1 head filled size 7, 25 lw 2 lc rgb "#2166ac"
 plot for [i = 0:P - 1] data using (cx($0)):(cy(i)):(radius * column(2 * i + 2)):(-radius * column(2 * i + 1)) \
          with vectors arrowstyle 1
