@@ -1,0 +1,33 @@
+-- Mistakes in Exercise 13.6 that its own tests must catch (see tests/mistakes/README).
+local CH = "chapters/13-positions.md"
+return {
+  -- Exercise 13.6: the turn of every pair of a row (chapters/13-positions.md)
+  { exercise = "13.6", chapter = CH,
+    mistake = "Meta's pairs always: (2i, 2i + 1) whatever pairs says",
+    from = "int one = pairs == ROPE_HALVES ? i : 2 * i;\n                int two = pairs == ROPE_HALVES ? i + half : 2 * i + 1;",
+    to = "int one = 2 * i, two = 2 * i + 1; (void)pairs;" },
+  { exercise = "13.6", chapter = CH,
+    mistake = "Hugging Face's halves always: (i, i + hd/2) whatever pairs says",
+    from = "int one = pairs == ROPE_HALVES ? i : 2 * i;\n                int two = pairs == ROPE_HALVES ? i + half : 2 * i + 1;",
+    to = "int one = i, two = i + half; (void)pairs;" },
+  { exercise = "13.6", chapter = CH,
+    mistake = "turned the other way: the sine's sign flipped, rotate_half's (x2, -x1)",
+    from = "row[one] = x1 * c[i] - x2 * s[i];\n                row[two] = x2 * c[i] + x1 * s[i];",
+    to = "row[one] = x1 * c[i] + x2 * s[i];\n                row[two] = x2 * c[i] - x1 * s[i];" },
+  { exercise = "13.6", chapter = CH,
+    mistake = "x1 overwritten before it is read: the second number made from the new first",
+    from = "row[two] = x2 * c[i] + x1 * s[i];",
+    to = "row[two] = x2 * c[i] + row[one] * s[i];" },
+  { exercise = "13.6", chapter = CH,
+    mistake = "the cosine and the sine swapped",
+    from = "row[one] = x1 * c[i] - x2 * s[i];\n                row[two] = x2 * c[i] + x1 * s[i];",
+    to = "row[one] = x1 * s[i] - x2 * c[i];\n                row[two] = x2 * s[i] + x1 * c[i];" },
+  { exercise = "13.6", chapter = CH,
+    mistake = "every pair at pair 0's frequency: c[0] and s[0] for all i",
+    from = "row[one] = x1 * c[i] - x2 * s[i];\n                row[two] = x2 * c[i] + x1 * s[i];",
+    to = "row[one] = x1 * c[0] - x2 * s[0];\n                row[two] = x2 * c[0] + x1 * s[0];" },
+  { exercise = "13.6", chapter = CH,
+    mistake = "half the pairs turned: the loop to half / 2, as if hd were the number of pairs",
+    from = "for (int i = 0; i < half; i++) {",
+    to = "for (int i = 0; i < half / 2; i++) {" },
+}
