@@ -22,7 +22,7 @@ local TMP = os.tmpname()
 os.remove(TMP)
 local cleanup <close> = setmetatable({}, {__close = function() sh("rm -rf -- " .. q(TMP)) end})
 -- not the settings of a make that runs this test (make test V=1, make grade FORMAT=tsv)
-local CLEAN = "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u FORMAT -u CHAPTERS -u EX "
+local CLEAN = "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u FORMAT -u CHAPTERS -u EX -u ABH_WRAP -u ABH_BIN -u ABH_TAP_DIAG "
 
 local function run(dir, command) return U.run(("cd %s && %s"):format(q(dir), command)) end
 
