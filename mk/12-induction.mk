@@ -103,12 +103,13 @@ $(FIG)/induction_one_layer.svg: FIG_RUN = induction --layers 1 --every 50
 $(FIG)/induction_one_layer.svg: INDUCTION_MODEL = one-layer
 $(FIG)/induction_one_layer.svg: INDUCTION_LAYOUT = 1,2
 $(FIG)/induction_one_layer.svg: $(MODELS)/one-layer/history.npy
+# The keys after each query are left unhatched: Chromium's PDF printer takes minutes over
+# two thousand hatched cells (make pdf hung on these maps); they hold exactly 0.
 $(FIG)/induction_heads.svg $(FIG)/induction_one_layer.svg: $(FIG)/%.svg: $(BIN)/npy2dat tools/induction_maps.gp | tools
 	$(call say,PLOT,$@)
 	$(Q)$(call check_fig_run,$(INDUCTION_MODEL))
 	$(Q)mkdir -p $(OUT)/fig
 	$(Q)$(BIN)/npy2dat $(MODELS)/$(INDUCTION_MODEL)/attn.npy > $(OUT)/fig/$*.dat
-	$(Q)$(BIN)/npy2dat --causal $(MODELS)/$(INDUCTION_MODEL)/attn.npy > $(OUT)/fig/$*.mask
 	$(Q)$(BIN)/npy2dat $(MODELS)/$(INDUCTION_MODEL)/example.npy > $(OUT)/fig/$*.example
 	$(Q)tokens=$$(awk 'NR == 1 { for (i = 1; i < NF; i++) printf "%s%d", (i > 1 ? "|" : ""), $$i }' $(OUT)/fig/$*.example); \
 	copy=$$(awk 'NR == 2 { for (i = 1; i <= NF; i++) { if ($$i == 1 && !s) s = i; if ($$i == 2 && !d) d = i; n += $$i == 1 } \
@@ -117,7 +118,7 @@ $(FIG)/induction_heads.svg $(FIG)/induction_one_layer.svg: $(FIG)/%.svg: $(BIN)/
 	        END { for (i = 1; i <= n; i++) printf "%slayer %d, head %d: %s", (i > 1 ? "|" : ""), l[i], h[i], \
 	            L == 1 ? "previous-token " p[i] ", induction " q[i] : l[i] == 0 ? "previous-token " p[i] : "induction " q[i] }' \
 	        $(MODELS)/$(INDUCTION_MODEL).txt); \
-	$(GNUPLOT) -e "data='$(OUT)/fig/$*.dat'; mask='$(OUT)/fig/$*.mask'; out='$@.tmp'; layout='$(INDUCTION_LAYOUT)'; tokens='$$tokens'; $$copy; \
+	$(GNUPLOT) -e "data='$(OUT)/fig/$*.dat'; out='$@.tmp'; layout='$(INDUCTION_LAYOUT)'; tokens='$$tokens'; $$copy; \
 	    titles='$$titles'; heading='$(FIG_RUN): each head on the first held-out sequence'" tools/induction_maps.gp
 	$(Q)mv $@.tmp $@
 
