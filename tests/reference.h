@@ -99,6 +99,8 @@ typedef struct RefAttn {
     int hide;            /* REF_FILL_1E20, REF_FILL_INF or REF_ADD_10000 */
     unsigned mistake;    /* REF_M_... below: a mistake made on purpose; 0 for none */
     double keep;         /* training: 1 / (1 - p), for the bounds; 0 in eval mode */
+    int blocks;          /* the bounds of an online softmax over this many blocks of keys (0, 1: none) */
+    double exp_u;        /* the exponential's error, in units of u = 2^-24 (0: expf's, 2) */
 } RefAttn;
 
 /* The module's weights, as nn.Linear holds them: q_w (H*hd, D), k_w and v_w (G*hd, D),
@@ -185,17 +187,20 @@ REF_FN float ref_pattern(long i, unsigned salt) {
  *                               the 6 for the scale, applied however: times 1/sqrtf(hd)
  *                               (3 roundings), over sqrtf(hd) (2), to q alone or to both
  *                               q and k first (6)
- *   a weight p_j of S keys:     p_j (r_j + sum_k p_k r_k + gamma(S + 5)), where r_j = e_s_j
- *                               + u |s_j - max| is what its score and its shift carry: the
- *                               shift by the max cancels, what each score carries does not;
- *                               the 5 for expf (2), the division or the reciprocal and
- *                               product (2), and one spare for a sum of S terms, not S - 1
+ *   a weight p_j of S keys:     p_j (r_j + sum_k p_k r_k + gamma(S + 5)) + FLT_MIN, where
+ *                               r_j = e_s_j + u |s_j - max| is what its score and its shift
+ *                               carry: the shift by the max cancels, what each score carries
+ *                               does not; the 5 for expf (2), the division or the reciprocal
+ *                               and product (2), and one spare for a sum of S terms, not S - 1;
+ *                               FLT_MIN for a weight that underflows (an online softmax over
+ *                               blocks of keys and another exponential: see ref_softmax_line)
  *   a weighted sum of S values: gamma(S) sum p |v| + sum (e_p |v| + p e_v)
  *
  * Two float32 passes of the same formula, each within its bound of the exact value, are
  * within twice the bound of each other: what a test asks of two programs that must
  * agree. REF_U and ref_gamma are exported for the tests' own steps. */
 #define REF_U 0x1p-24
+#define REF_TINY 0x1p-126     /* FLT_MIN: a weight that small may underflow to a subnormal, or to 0 */
 
 REF_FN double ref_gamma(double n) { return n * REF_U / (1 - n * REF_U); }
 
@@ -332,10 +337,17 @@ REF_FN void ref_softmax_line(double *w, double *e, const double *es, long stride
         total += *x;
     }
     for (int j = 0; j < n; j++) carried += w[j * stride] / total * r[j];
+    /* the exponential's own error (expf: 2u), and an online softmax's rescales: each
+     * block's alpha = e^(m_old - m_new) carries the exponential's error, the subtraction's
+     * and the products by alpha, and the shifts add up to the row's range of scores */
+    double expu = a->exp_u > 0 ? a->exp_u : 2, spread = 0, low = INFINITY;
+    for (int j = 0; j < n && a->blocks > 1; j++)
+        if (!(hidden[j] && fill) && any && w[j * stride] > 0) low = fmin(low, log(w[j * stride] / total));
+    if (a->blocks > 1 && isfinite(low)) spread = REF_U * -low + a->blocks * (expu + 2) * REF_U;
     for (int j = 0; j < n; j++) {
         double *x = &w[j * stride];
         *x /= total;
-        if (e) e[j * stride] = *x * (r[j] + carried + ref_gamma(n + 5));
+        if (e) e[j * stride] = *x * (r[j] + carried + spread + ref_gamma(n + 3 + expu)) + REF_TINY;
     }
     if (a->mistake & REF_M_MASK_AFTER)                        /* weights hidden after the softmax */
         for (int j = 0; j < n; j++)
@@ -659,6 +671,13 @@ REF_FN int ref_weights_facts(const float *att, const RefAttn *attn) {
         else what_is_wrong("%s has NaN weights%s", REF_WHERE(r), seen ? ": a softmax of finite scores is never NaN" : "");
         return 1;
     }
+    for (long r = 0; r < rows; r++)                            /* a fill after the softmax */
+        for (int s = 0; s < a.S; s++)
+            if (att[r * a.S + s] <= -1e19f || isinf(att[r * a.S + s])) {
+                what_is_wrong("key %d of %s holds %.3g after the softmax: the mask was applied after the softmax, "
+                              "to the weights; it must hide the scores before it", s, REF_WHERE(r), att[r * a.S + s]);
+                return 1;
+            }
     for (long r = 0; r < rows; r++)                            /* a row the softmax never reached */
         for (int s = 0; s < a.S; s++)
             if (att[r * a.S + s] < 0) {
@@ -739,6 +758,39 @@ done:
     return said;
 }
 
+/* One test, named by fmt: the student's results (c->out and c->att, either NULL) within
+ * the bounds of one float32 pass of c's module; on failure, the worst number against its
+ * bound and what is wrong (ref_explain, with `extra` suspects). Returns 1 if it passed. */
+REF_FN TAP_PRINTF(4, 5) int ref_check(const RefCase *c, const RefSuspect *extra, int n_extra, const char *fmt, ...) {
+    char name[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    RefAttn a = ref_usual(&c->a);
+    long no = (long)a.B * a.T * c->D, na = (long)a.B * a.H * a.T * a.S, worst_at = -1;
+    double *out = ref_new(no), *eout = ref_new(no), *att = ref_new(na), *eatt = ref_new(na), worst = 0;
+    ref_attention_err(out, eout, att, eatt, &c->w, c->xq, c->xk, c->xv, c->D, &a);
+    for (long i = 0; c->att && i < na; i++) {
+        double off = isnan(c->att[i]) != isnan(att[i]) ? INFINITY : isnan(att[i]) ? 0 : fabs(c->att[i] - att[i]) / eatt[i];
+        if (off > worst) worst = off, worst_at = i;
+    }
+    for (long i = 0; c->out && i < no; i++) {
+        double off = isnan(c->out[i]) != isnan(out[i]) ? INFINITY : isnan(out[i]) ? 0 : fabs(c->out[i] - out[i]) / eout[i];
+        if (off > worst) worst = off, worst_at = na + i;
+    }
+    int pass = ok(worst <= 1, "%s", name);
+    if (!pass && !tap_stub[0]) {
+        int in_att = worst_at < na;
+        long i = in_att ? worst_at : worst_at - na;
+        diag("  worst: %s %ld is %.9g, the reference %.9g, %.3g times its bound %.2g", in_att ? "weight" : "output", i,
+             in_att ? c->att[i] : c->out[i], in_att ? att[i] : out[i], worst, in_att ? eatt[i] : eout[i]);
+        ref_explain(c, extra, n_extra);
+    }
+    free(out); free(eout); free(att); free(eatt);
+    return pass;
+}
+
 #ifdef RUN_H
 /* ---- two programs' dumps of one case ------------------------------------------------- */
 
@@ -776,8 +828,9 @@ REF_FN int ref_dump_case(RefDump *d, const char *dir, const char *xq, const char
     d->c = (RefCase){ { at[0], at[1], at[2], at[3], at[4], at[5], at[6], at[7] }, d->t[0].data, d->t[1].data,
                       d->t[2].data, D, { .B = B, .T = T, .S = S, .H = H, .G = G, .hd = hd, .causal = causal }, NULL,
                       NULL };
-    if (d->t[11].data) {
-        d->vis = ref_visible(&d->t[11], 4, (int[]){ B, H, T, S });
+    if (d->t[11].data) {          /* one head: the scores are (B, T, S), and a mask meets them from the right */
+        d->vis = H == 1 && d->t[11].ndim <= 3 ? ref_visible(&d->t[11], 3, (int[]){ B, T, S })
+                                              : ref_visible(&d->t[11], 4, (int[]){ B, H, T, S });
         d->c.a.vis = d->vis;
     }
     d->nout = (long)B * T * D, d->natt = (long)B * H * T * S;

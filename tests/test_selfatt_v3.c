@@ -54,7 +54,7 @@ static void explain_mask(const RefCase *student, const Tensor *mask) {
     int k = 0;
     const char *why[3] = { "the mask was read as if it were (B, T, T) already, element i of the scores against element "
                            "i of the mask: a smaller mask must broadcast, its axes lined up from the right",
-                           "the mask was repeated (element i %% size, numpy.resize's rule): PyTorch broadcasts, "
+                           "the mask was repeated (element i % size, numpy.resize's rule): PyTorch broadcasts, "
                            "stretching each axis of size 1 and lining the axes up from the right",
                            "the mask's axes were lined up from the left: PyTorch lines them up from the right, the "
                            "keys' axis last" };

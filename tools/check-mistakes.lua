@@ -125,19 +125,20 @@ end
 local function run_tests(binary, exercise)
   local results, prefix = {}, exercise and "Exercise " .. exercise .. ": " or ""
   local p = io.popen("cd " .. COPY .. " && ABH_BIN=build/bin ABH_WRAP= ABH_TAP_DIAG=stdout " .. binary .. " 2>/dev/null")
-  local last
+  local failed     -- the last test that failed: a cause said after it (and after tests that passed since) is its
   for line in p:lines() do
     local no, name = line:match("^(n?o?t? ?)ok %d+ %- (.*)$")
     if not name and line:match("^ok %d+ # skip") then no, name = "", line end
     if name then
-      last = nil
       if name:sub(1, #prefix) == prefix then
         local skip = name:match(" # SKIP ") ~= nil or name:match("^ok %d+ # skip") ~= nil
-        last = { ok = no == "", skip = skip, name = (name:gsub(" # SKIP .*", "")) }
-        results[#results + 1] = last
+        results[#results + 1] = { ok = no == "", skip = skip, name = (name:gsub(" # SKIP .*", "")) }
+        if no ~= "" then failed = results[#results] end
+      elseif no ~= "" then
+        failed = nil
       end
-    elseif last and not last.ok and not last.why then
-      last.why = line:match("^#%s+what is wrong: (.*)$")
+    elseif failed and not failed.why then
+      failed.why = line:match("^#%s+what is wrong: (.*)$")
     end
   end
   p:close()

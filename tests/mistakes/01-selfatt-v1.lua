@@ -64,10 +64,10 @@ for (int b = 0; b < B; b++)
             out[((long)b * T + t) * D + d] = (float)sum;
         }]] } } },
   -- mistakes
-  { exercise = "1.6", chapter = "chapters/01-selfatt-v1.md",
+  { exercise = "1.6", chapter = C, names = "times too small",
     mistake = "the scale D instead of sqrt(D)",
     from = "float scale = 1.0f / sqrtf((float)D);", to = "float scale = 1.0f / (float)D;" },
-  { exercise = "1.6", chapter = "chapters/01-selfatt-v1.md",
+  { exercise = "1.6", chapter = C, names = "times too large",
     mistake = "no scale at all",
     from = "float scale = 1.0f / sqrtf((float)D);", to = "float scale = 1.0f;" },
   { exercise = "1.6", chapter = "chapters/01-selfatt-v1.md",
@@ -76,11 +76,11 @@ for (int b = 0; b < B; b++)
     to = [[
 matmul(att, q.data, k.data, B, T, T, D);
 for (long i = 0; i < (long)B * T * T; i++) att[i] *= scale;]] },
-  { exercise = "1.6", chapter = "chapters/01-selfatt-v1.md",
+  { exercise = "1.6", chapter = C, names = "transposed",
     mistake = "queries and keys swapped: K @ Q^T, the scores transposed",
     from = "matmul_bt(att, q.data, k.data, B, T, T, D, scale);",
     to = "matmul_bt(att, k.data, q.data, B, T, T, D, scale);" },
-  { exercise = "1.6", chapter = "chapters/01-selfatt-v1.md",
+  { exercise = "1.6", chapter = C, names = "over the queries",
     mistake = "the softmax over the queries (dim=-2): each column sums to 1",
     from = "softmax_lastdim(att, BT, T);        // (B, T, T), each row now sums to 1",
     to = [[
@@ -91,13 +91,13 @@ for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++) { col[(long)t * T] = expf(col[(long)t * T] - max); sum += col[(long)t * T]; }
         for (int t = 0; t < T; t++) col[(long)t * T] /= sum;
     }]] },
-  { exercise = "1.6", chapter = "chapters/01-selfatt-v1.md",
+  { exercise = "1.6", chapter = C, names = "not 1",
     mistake = "one softmax over each sequence's T * T scores at once",
     from = "softmax_lastdim(att, BT, T);", to = "softmax_lastdim(att, B, T * T);" },
-  { exercise = "1.6", chapter = "chapters/01-selfatt-v1.md",
+  { exercise = "1.6", chapter = C, names = "never normalised",
     mistake = "B rows where B * T belong: only the first B rows normalised",
     from = "softmax_lastdim(att, BT, T);", to = "softmax_lastdim(att, B, T);" },
-  { exercise = "1.6", chapter = "chapters/01-selfatt-v1.md",
+  { exercise = "1.6", chapter = C, names = "where V belongs",
     mistake = "a tensor from the wrong step: X, the input before pass 1, where V belongs",
     from = "matmul(out, att, v.data, B, T, D, T);", to = "matmul(out, att, x, B, T, D, T);" },
 }
