@@ -482,6 +482,35 @@ REF_FN double *ref_twice(double *e, long n) {
     return e;
 }
 
+/* ---- Adam, and how far a float32 step may be from it ------------------------------- */
+
+/* One step of torch.optim.Adam (torch/optim/adam.py, _single_tensor_adam) in double, on n
+ * weights at step t: m.lerp_(g, 1 - b1); v.mul_(b2).addcmul_(g, g, 1 - b2); c1 = 1 - b1^t,
+ * c2 = 1 - b2^t; w.addcdiv_(m, v.sqrt() / sqrt(c2) + eps, value = -lr / c1). ew, em and ev
+ * (NULL: not kept) carry the bound of a float32 step's error, in any correct form: m and v
+ * as b m + (1 - b) g or as a lerp m + (1 - b)(g - m), whose old errors shrink by b1 and b2,
+ * plus four roundings of the terms' magnitudes (five for g^2); the corrections c1 and c2
+ * computed in float (a power within one unit in the last place and a subtraction: a
+ * relative (2 b^t + 2) u / c) or in double; then the step's roundings (the divisions,
+ * the square root, eps added, the products: eight in all) and w's own. */
+REF_FN void ref_adam_err(double *w, double *ew, double *m, double *em, double *v, double *ev, const float *g, long n,
+                         double lr, double b1, double b2, double eps, int t) {
+    double u = REF_U, c1 = 1 - pow(b1, t), c2 = 1 - pow(b2, t);
+    double corrections = u * (2 * pow(b1, t) + 2) / c1 + 0.5 * u * (2 * pow(b2, t) + 2) / c2;
+    for (long i = 0; i < n; i++) {
+        double gi = g[i], m1 = b1 * m[i] + (1 - b1) * gi, v1 = b2 * v[i] + (1 - b2) * gi * gi;
+        double root = sqrt(v1) / sqrt(c2), d = root + eps, step = lr / c1 * m1 / d;
+        if (ew) {
+            double e_m = b1 * em[i] + ref_gamma(4) * (fabs(m[i]) + fabs(gi) + fabs(m1));
+            double e_v = b2 * ev[i] + ref_gamma(5) * (v[i] + gi * gi + v1);
+            double e_d = (v1 > 0 ? root / d * (0.5 * e_v / v1 + 3 * u) : 0) + u;      /* relative, the divisor's */
+            double e_step = lr / c1 * (e_m + fabs(m1) * (e_d + corrections + ref_gamma(8))) / d;
+            em[i] = e_m, ev[i] = e_v, ew[i] += e_step + u * fabs(w[i] - step);
+        }
+        m[i] = m1, v[i] = v1, w[i] -= step;
+    }
+}
+
 /* ---- what a wrong answer most likely is ------------------------------------------ */
 
 /* The case a test checks: the module's weights, inputs, width and attention, and
