@@ -25,6 +25,23 @@
  *                                       the whole forward pass in eval mode: q_proj and
  *                                       k_proj, ref_scores, ref_softmax, ref_output
  *
+ * Each has an _err twin (ref_linear_err, ref_scores_err, ref_softmax_err, ref_mix_err,
+ * ref_output_err, ref_attention_err) that also carries, beside every double value, the
+ * bound of a float32 pass's error in any order of its sums (derived below, "how far a
+ * correct float32 answer may be"): what a test asks of a student's numbers, and twice it
+ * (ref_twice) of two programs that must agree. Around them:
+ *
+ *   ref_check(c, extra, n, fmt, ...)    one test: a student's out and att within those bounds
+ *   ref_explain(c, extra, n)            after a failure, what is wrong: the reference run with
+ *                                       a mistake made on purpose (RefAttn.mistake, other
+ *                                       weights, inputs or mask) that gives the student's
+ *                                       numbers, else what the weights show on their own
+ *   ref_dump_case(d, dir, ...), ref_dumps_agree(d, dir1, dir2, student, what)
+ *                                       two programs' out.npy and attn.npy for one dumped case,
+ *                                       within twice the bound, their bits in a note
+ *   ref_adam_err(w, ew, m, em, v, ev, g, n, lr, b1, b2, eps, t)
+ *                                       one step of torch.optim.Adam, and its float32 bound
+ *
  * and what they read:
  *
  *   RefAttn a                           sizes, scale and mask: see below
@@ -56,7 +73,8 @@
  *   free_module(m)                      the module's weights, freed through the same list
  *                                       (X and the mask are the caller's to free)
  *
- * Header-only: every function is static and marked unused. */
+ * Include after tap.h and run.h (ref_dump_case needs run.h's load_written). Header-only:
+ * every function is static and marked unused. */
 #ifndef REFERENCE_H
 #define REFERENCE_H
 
