@@ -191,6 +191,8 @@ static void test_frees(void) {
             kept = heap_in_use() - before);
     ok(kept == 0, "the forward pass gives back every byte it allocates (training mode, with a mask)");
     if (kept) diag("%ld bytes more in use after the call than before", kept);
+    if (kept > 0) what_is_wrong("%ld bytes are still in use after the call: every tensor_new in the forward pass needs "
+                                "its tensor_free before it returns (q, k, v and mixed)", kept);
     tensor_free(&att); tensor_free(&drop); tensor_free(&out); tensor_free(&x); tensor_free(&mask);
     free_module(&m);
 }

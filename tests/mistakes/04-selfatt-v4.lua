@@ -68,7 +68,7 @@ for (long bt = 0; bt < BT; bt++)
     from = attend,
     to = passes("matmul_bt(att, q.data, k.data, B, T, T, D, 1.0f / (float)D);") },
   { exercise = "4.6", chapter = "chapters/04-selfatt-v4.md",
-    mistake = "a forgotten free: mixed is never given back",
+    mistake = "a forgotten free: mixed is never given back", names = "tensor_free",
     from = "tensor_free(&q); tensor_free(&k); tensor_free(&v); tensor_free(&mixed);",
     to = "tensor_free(&q); tensor_free(&k); tensor_free(&v);" },
   { exercise = "4.6", chapter = "chapters/04-selfatt-v4.md", names = "against the queries",

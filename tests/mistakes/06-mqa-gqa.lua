@@ -47,7 +47,7 @@ for (long g = 0; g < nkv; g++)                       // the same loops as matmul
     mistake = "chapter 5's call: a batch of B*H products of T rows, as if every query head had its own key head",
     from = "long nkv = (long)B * G;                  // (b, kv head) pairs\n    long rows = (long)(H / G) * T;",
     to = "long nkv = (long)B * H;  (void)G;   // -Werror: G unused\n    long rows = T;" },
-  { exercise = "6.7", chapter = C, names = "no weights at all",
+  { exercise = "6.7", chapter = C, names = "never written",
     mistake = "the rows of one query head per group: rows = T",
     from = "long rows = (long)(H / G) * T;",
     to = "long rows = T;" },
