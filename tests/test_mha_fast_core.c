@@ -164,6 +164,65 @@ static const char *const pattern_names[] = {
     "one key of the last block far above the rest", "half the queries rising, half falling",
     "the last key of a block 150 above the rest (left out of the max, it overflows)" };
 
+/* The chapter's list of step 4's mistakes, each made in double, block by block as
+ * flash_block runs (hidden keys -1e20, keys past T -inf, steps 5 and 6 as the book's):
+ * out (T, hd) for one head whose scores are score[t * T + s]. */
+static const char *const online_mistakes[] = {
+    "l is not rescaled: the old sum is kept against the old maximum (Exercise 10.3's bug); it must be l * alpha",
+    "alpha is upside down: e^(new max - old max), where e^(old max - new max) <= 1 belongs",
+    "the maximum starts from 0, not from the old maximum m",
+    "the maximum is the block's alone: it must start from the old maximum m, so that it only grows",
+    "the weights were taken against the old maximum, before it was updated",
+    "the old sum is forgotten: l becomes the block's sum alone, where l * alpha + the block's belongs",
+    "the new maximum is not kept: m[i] = mx[i] is missing",
+    "the new sum is not kept: l[i] = sum[i] is missing",
+    "the last key of each block is left out of the maximum",
+    "the exponential is expf whatever poly says: the poly copy's scores are in units of ln 2, for 2^x",
+};
+
+static void online_mistake(int kind, double *out, const double *score, const float *v, int hdp, int T, int hd, int poly) {
+    int expo = kind == 9 ? 0 : poly;
+    for (int t = 0; t < T; t++) {
+        double m = -INFINITY, l = 0, o[32] = {0};
+        for (int s0 = 0; s0 < T; s0 += BC) {
+            double st[BC], top = kind == 2 ? 0 : kind == 3 ? -INFINITY : m;
+            for (int c = 0; c < BC; c++) {
+                st[c] = s0 + c < T ? score[(long)t * T + s0 + c] : -INFINITY;
+                if (c < BC - (kind == 8)) top = fmax(top, st[c]);
+            }
+            double alpha = kind == 1 ? (expo ? exp2(top - m) : exp(top - m)) : (expo ? exp2(m - top) : exp(m - top));
+            double sum = kind == 0 ? l : kind == 5 ? 0 : l * alpha, against = kind == 4 ? m : top;
+            if (kind != 6) m = top;
+            for (int d = 0; d < hd; d++) o[d] *= alpha;
+            for (int c = 0; c < BC; c++) {
+                double p = expo ? exp2(st[c] - against) : exp(st[c] - against);
+                if (!(p == p) || p == 0) p = p == p ? 0 : p;
+                sum += p;
+                for (int d = 0; d < hd && s0 + c < T; d++) o[d] += p * v[(long)(s0 + c) * hdp + d];
+            }
+            if (kind != 7) l = sum;
+        }
+        for (int d = 0; d < hd; d++) out[(long)t * hd + d] = o[d] / l;
+    }
+}
+
+/* After a failed core_case: the listed mistake the outputs match, if one does. */
+static void explain_online(const float *got, const double *score, const float *v, int hdp, int T, int hd, int poly) {
+    double *alt = malloc(sizeof(double) * (size_t)T * hd);
+    for (int k = 0; k < (int)(sizeof online_mistakes / sizeof online_mistakes[0]); k++) {
+        if (k == 9 && !poly) continue;
+        online_mistake(k, alt, score, v, hdp, T, hd, poly);
+        int same = 1;
+        for (long i = 0; same && i < (long)T * hd; i++)
+            same = (isnan(got[i]) && isnan(alt[i])) || fabs(got[i] - alt[i]) <= 1e-4 * (1 + fabs(alt[i]));
+        if (same) {
+            what_is_wrong("%s", online_mistakes[k]);
+            break;
+        }
+    }
+    free(alt);
+}
+
 static void core_case(int pattern, int poly, const Tensor *mask, const char *what) {
     int T = 200, Tp = 256, hd = 4, hdp = 32;                 /* rows up to Tp: whole blocks of BC keys */
     float *q = calloc((size_t)Tp * hdp, sizeof *q), *k = calloc((size_t)Tp * hdp, sizeof *k);
@@ -212,8 +271,16 @@ static void core_case(int pattern, int poly, const Tensor *mask, const char *wha
         }
     }
     tap_layout("t d", 2, (int[]){ T, hd });
-    within_ok(got, want, bound, (long)T * hd, "%s, %s: the core's outputs match the softmax-weighted sum in double, "
-              "within what float32 rounding allows", poly ? "2^x, the polynomial" : "e^x, libm's expf", what);
+    if (!within_ok(got, want, bound, (long)T * hd, "%s, %s: the core's outputs match the softmax-weighted sum in "
+                   "double, within what float32 rounding allows", poly ? "2^x, the polynomial" : "e^x, libm's expf", what)) {
+        double *score = malloc(sizeof(double) * (size_t)T * T);         /* as flash_block sees them */
+        for (int t = 0; t < T; t++)
+            for (int s = 0; s < T; s++)
+                score[(long)t * T + s] = visible(&vis, 0, 0, t, s) ? (double)q[t * hdp] * k[s * hdp] +
+                                         (double)q[t * hdp + 1] * k[s * hdp + 1] : -1e20;
+        explain_online(got, score, v, hdp, T, hd, poly);
+        free(score);
+    }
     free(q); free(k); free(v); free(got); free(want); free(w); free(bound); free(e); free(es); free(hidden);
 }
 
