@@ -438,6 +438,8 @@ static void test_program(const char *tmp) {
        "give or take one)");
     if (status == 0 && decode_maps[0] && strcmp(gqa_maps, decode_maps))
         note("decode's printed weights and gqa --causal's differ in a last digit (not scored)");
+    ok(strstr(run_out, "the cache holds 4 tokens of room for 4: 32 numbers of K and V (MHA would keep 64)\n") != NULL,
+       "decode's last line reads the cache itself: 4 tokens, 32 numbers");
     /* the last two columns, max |out - full| and max |attn - full|: 0 when the steps and the
      * full pass round alike, and in any case within twice the bound of one float32 pass */
     const char *row3 = strstr(run_out, "   3  (1, 2, 4, 2)                     32    128 ");
@@ -456,8 +458,6 @@ static void test_program(const char *tmp) {
        "bytes, and the step is the full pass's to float32 rounding (%g, %g)", dout, datt);
     if (row3 && (dout != 0 || datt != 0)) note("decode's table: the steps differ from the full pass by %g and %g (not scored)",
                                               dout, datt);
-    ok(strstr(run_out, "the cache holds 4 tokens of room for 4: 32 numbers of K and V (MHA would keep 64)\n") != NULL,
-       "decode's last line reads the cache itself: 4 tokens, 32 numbers");
     run("decode", ARGS("--quiet"));
     ok(!run_out[0] && !run_err[0], "--quiet prints nothing");
 
