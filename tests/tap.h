@@ -21,6 +21,25 @@
  *                                    stderr, containing part
  *   run_child(fn, arg)               the child process itself: its exit status
  *                                    and what it printed, for other checks
+ *   within_ok(got, want, bound, n, fmt, ...)
+ *                                    n numbers, each |got - want| <= bound[i]
+ *                                    (a double array: what a correct float32
+ *                                    answer may be off by there, in any order
+ *                                    of its sums; reference.h derives it),
+ *                                    NaN equal to NaN
+ *   tap_layout("b h t s", 4, shape)  the axes of the next close_ok or
+ *                                    within_ok: a failure names each
+ *                                    mismatch by them, (b 1, h 0, t 3, s 2),
+ *                                    not only by its flat index
+ *   note(fmt, ...)                   "# note: ..." on stdout: reported beside
+ *                                    the grade, not a test (bit-exactness with
+ *                                    an earlier program, for instance)
+ *   same_bits_note(a, b, n, fmt, ...)
+ *                                    a note saying whether n floats are the
+ *                                    same bits, and if not how far apart
+ *   what_is_wrong(fmt, ...)          "#   what is wrong: ..." among the
+ *                                    diagnostics: a failure's likely cause,
+ *                                    in the terms of the exercise
  *   diag(fmt, ...), skip(n, fmt, ...), exit_status()
  *
  * Exercises and stubs (see "Exercises, handouts and grading" in book.md):
@@ -254,7 +273,81 @@ TAP_FN TAP_PRINTF(2, 3) void skip(int n, const char *fmt, ...) {
     }
 }
 
+/* ---- notes and causes: said beside the grade ------------------------------- */
+
+/* A TAP comment on stdout, "# note: ...": what the tests report but do not score
+ * (prove skips comments; whoever reads the TAP finds it beside the test before). */
+TAP_FN TAP_PRINTF(1, 2) void note(const char *fmt, ...) {
+    char text[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    tap_start();
+    for (char *c = text; *c; c++) if (*c == '\n') *c = ' ';
+    printf("# note: %s\n", text);
+    fflush(stdout);
+}
+
+/* A note on whether a and b (n floats) are the same bits: an earlier program's
+ * very arithmetic, which a correct answer in another order need not repeat. */
+TAP_FN TAP_PRINTF(4, 5) void same_bits_note(const float *a, const float *b, long n, const char *fmt, ...) {
+    char what[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    long differ = 0;
+    double most = 0;
+    for (long i = 0; a && b && i < n; i++)
+        if (memcmp(&a[i], &b[i], sizeof *a)) differ++, most = fmax(most, fabs((double)a[i] - b[i]));
+    if (!a || !b) return;
+    if (!differ) note("%s: the same bits (not scored)", what);
+    else note("%s: not the same bits, %ld of %ld numbers differ, by at most %.3g (not scored: the tests ask for "
+              "the tolerance)", what, differ, n, most);
+}
+
+/* "what is wrong: ..." among a failure's diagnostics: the cause a test could tell,
+ * said in the exercise's terms. tools/check-mistakes.lua counts these lines. After a
+ * stub has stopped a run nothing is said: what the stub left unwritten has no cause. */
+TAP_FN TAP_PRINTF(1, 2) void what_is_wrong(const char *fmt, ...) {
+    char text[2048];
+    if (tap_stub[0]) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    diag("  what is wrong: %s", text);
+}
+
 /* ---- close_ok: numbers within a tolerance -------------------------------- */
+
+/* The axes of the next close_ok or within_ok ("b h t s" and their sizes), so that a
+ * failure names a number by them; forgotten after that test. */
+static char tap_axes[64];
+static int tap_axes_n, tap_axes_shape[8];
+
+TAP_FN void tap_layout(const char *names, int ndim, const int *shape) {
+    snprintf(tap_axes, sizeof tap_axes, "%s", names);
+    tap_axes_n = ndim < 8 ? ndim : 8;
+    for (int d = 0; d < tap_axes_n; d++) tap_axes_shape[d] = shape[d];
+}
+
+/* Flat index i as "index 37 (b 1, t 2, s 3)" if a layout was given, else "index 37". */
+TAP_FN const char *tap_where(char *buf, size_t n, long i) {
+    int at[8], len = snprintf(buf, n, "index %ld", i);
+    long rest = i;
+    if (!tap_axes_n) return buf;
+    for (int d = tap_axes_n - 1; d >= 0; d--) at[d] = (int)(rest % tap_axes_shape[d]), rest /= tap_axes_shape[d];
+    const char *name = tap_axes;
+    for (int d = 0; d < tap_axes_n && len < (int)n; d++) {
+        int w = (int)strcspn(name, " ");
+        len += snprintf(buf + len, n - (size_t)len, "%s%.*s %d", d ? ", " : " (", w, name, at[d]);
+        name += w + (name[w] == ' ');
+    }
+    if (len < (int)n) snprintf(buf + len, n - (size_t)len, ")");
+    return buf;
+}
 
 /* Element i of a float array (is_double 0) or a double array (1). */
 TAP_FN double tap_at(const void *p, int is_double, long i) {
@@ -288,21 +381,63 @@ TAP_FN TAP_PRINTF(10, 11) int tap_close(const void *got, int got_double, const v
     va_end(ap);
     if (pass) {
         printf("#   max abs error %.3g over %ld numbers\n", worst, n);
-        return 1;
+        return tap_axes_n = 0, 1;
     }
-    if (tap_failed_by_stub()) return 0;
-    diag("  ---\n  max_abs_error: %.6g\n  at_index: %ld\n  mismatches: %ld of %ld (atol %g, rtol %g)\n  first:",
-         worst, worst_at, bad, n, atol, rtol);
+    if (tap_failed_by_stub()) return tap_axes_n = 0, 0;
+    char where[160];
+    diag("  ---\n  max_abs_error: %.6g\n  at: %s\n  mismatches: %ld of %ld (atol %g, rtol %g)\n  first:",
+         worst, tap_where(where, sizeof where, worst_at), bad, n, atol, rtol);
     for (long k = 0; k < bad && k < 5; k++)
-        diag("    - { index: %ld, got: %.9g, expected: %.9g }", first[k], tap_at(got, got_double, first[k]),
-             tap_at(want, want_double, first[k]));
+        diag("    - { at: %s, got: %.9g, expected: %.9g }", tap_where(where, sizeof where, first[k]),
+             tap_at(got, got_double, first[k]), tap_at(want, want_double, first[k]));
     diag("  ...");
+    tap_axes_n = 0;
     return 0;
 }
 #define TAP_IS_DOUBLE(p) _Generic((p), double *: 1, const double *: 1, float *: 0, const float *: 0)
 #define close_ok(got, want, n, atol, rtol, ...)                                                   \
     tap_close((got), TAP_IS_DOUBLE(got), (want), TAP_IS_DOUBLE(want), (n), (atol), (rtol), __FILE__, \
               __LINE__, __VA_ARGS__)
+
+/* ---- within_ok: numbers within a bound of their own ----------------------- */
+
+/* Each of n numbers within bound[i] of want[i] (NaN matches NaN, an infinity itself).
+ * On success, the worst error as a fraction of its bound; on failure, the worst and
+ * the first mismatches, each with its bound. */
+TAP_FN TAP_PRINTF(9, 10) int tap_within(const void *got, int got_double, const void *want, int want_double,
+                                        const double *bound, long n, const char *file, int line, const char *fmt, ...) {
+    long bad = 0, first[5], worst_at = 0;
+    double worst = 0;                                          /* the largest |got - want| / bound */
+    for (long i = 0; i < n; i++) {
+        double g = tap_at(got, got_double, i), w = tap_at(want, want_double, i), b = bound[i];
+        int close = tap_close_enough(g, w, b, 0);
+        double ratio = !isfinite(g) || !isfinite(w) ? (close ? 0 : INFINITY) : fabs(g - w) / (b > 0 ? b : 1e-300);
+        if (!close && bad < 5) first[bad] = i;
+        bad += !close;
+        if (ratio > worst || (i == 0 && ratio == 0)) worst = ratio, worst_at = i;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int pass = tap_report(bad == 0, file, line, fmt, ap);
+    va_end(ap);
+    if (pass) {
+        printf("#   worst error %.2g of its bound, over %ld numbers\n", worst, n);
+        return tap_axes_n = 0, 1;
+    }
+    if (tap_failed_by_stub()) return tap_axes_n = 0, 0;
+    char where[160];
+    diag("  ---\n  mismatches: %ld of %ld, each beyond what any order of float32 sums can round to\n"
+         "  worst: %.3g times its bound, at %s\n  first:", bad, n, worst, tap_where(where, sizeof where, worst_at));
+    for (long k = 0; k < bad && k < 5; k++)
+        diag("    - { at: %s, got: %.9g, expected: %.9g, bound: %.2g }", tap_where(where, sizeof where, first[k]),
+             tap_at(got, got_double, first[k]), tap_at(want, want_double, first[k]), bound[first[k]]);
+    diag("  ...");
+    tap_axes_n = 0;
+    return 0;
+}
+#define within_ok(got, want, bound, n, ...)                                                               \
+    tap_within((got), TAP_IS_DOUBLE(got), (want), TAP_IS_DOUBLE(want), (bound), (n), __FILE__, __LINE__, \
+               __VA_ARGS__)
 
 /* ---- stubs: what a handout leaves where an exercise's code goes ------------ */
 

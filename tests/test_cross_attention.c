@@ -4,9 +4,9 @@
  * The program is included with TESTING defined, so its forward pass can be
  * called directly and compared with a separate double-precision reference,
  * tests/reference.h's, that never fills anything (hidden keys are left out of
- * the softmax). The command-line checks run the real program,
- * $ABH_BIN/cross_attention, and for the case Q = K = V = X chapter 5's
- * $ABH_BIN/mha beside it. */
+ * the softmax) and carries the bound of a float32 pass beside each number. The
+ * command-line checks run the real program, $ABH_BIN/cross_attention, and for
+ * the case Q = K = V = X chapter 5's $ABH_BIN/mha beside it. */
 #define TESTING
 #include "cross_attention.c"
 #include "tap.h"
@@ -20,13 +20,49 @@
  * (no split_heads): head h of position (b, t) is columns h*hd .. h*hd + hd - 1 of
  * q's row. vis (B, H, T, S): 1 where the key is visible, or NULL for no mask. A row
  * with no visible key is uniform, which is what -1e20 makes of it. */
-static void reference(double *out, double *att, const CrossAttention *m, const float *xq, const float *xk,
-                      const float *xv, const float *vis, int B, int T, int S) {
+static RefCase case_of(const CrossAttention *m, const float *xq, const float *xk, const float *xv, const float *vis,
+                       int B, int T, int S, const float *out, const float *att) {
     RefWeights w = { m->q_w.data, m->q_b.data, m->k_w.data, m->k_b.data, m->v_w.data, m->v_b.data, m->o_w.data,
                      m->o_b.data };
-    ref_attention(out, att, &w, xq, xk, xv, m->dim, &(RefAttn){ .B = B, .T = T, .S = S, .H = m->heads,
-                                                                 .hd = m->dim / m->heads, .vis = vis });
+    return (RefCase){ w, xq, xk, xv, m->dim, { .B = B, .T = T, .S = S, .H = m->heads, .hd = m->dim / m->heads,
+                                               .vis = vis }, out, att };
 }
+
+/* The reference, and in eout and eatt how far a float32 pass, its sums in any order,
+ * may be from it (reference.h). */
+static void reference(double *out, double *eout, double *att, double *eatt, const CrossAttention *m, const float *xq,
+                      const float *xk, const float *xv, const float *vis, int B, int T, int S) {
+    RefCase c = case_of(m, xq, xk, xv, vis, B, T, S, NULL, NULL);
+    ref_attention_err(out, eout, att, eatt, &c.w, xq, xk, xv, m->dim, &c.a);
+}
+
+/* What is wrong with a failing pass (Exercise 7.6): the usual suspects, and a padding
+ * mask (B, 1, 1, S) lined up with the queries, (B, 1, S, 1), which fits when T == S. */
+static void explain_cross(const RefCase *student, const Tensor *mask) {
+    RefAttn a = ref_usual(&student->a);
+    RefSuspect extra[1];
+    float *rows = NULL;
+    int n = 0;
+    if (mask && mask->ndim == 4 && mask->shape[1] == 1 && mask->shape[2] == 1 && a.T == a.S) {
+        long all = (long)a.B * a.H * a.T * a.S;
+        rows = malloc(sizeof *rows * (size_t)all);
+        for (long i = 0; i < all; i++) {
+            long b = i / ((long)a.H * a.T * a.S), t = i / a.S % a.T;
+            rows[i] = mask->data[(mask->shape[0] == 1 ? 0 : b) * a.S + t] != 0.0f;
+        }
+        extra[0] = (RefSuspect){ .c = *student };
+        extra[0].c.a.vis = rows;
+        snprintf(extra[0].what, sizeof extra[0].what, "the padding mask was lined up with the queries, (B, 1, S, 1): "
+                 "it hid whole query rows, where it must hide source positions, the keys (B, 1, 1, S)");
+        n = 1;
+    }
+    ref_explain(student, extra, n);
+    free(rows);
+}
+
+/* cross_attention's layers in a dump, as reference.h's ref_dump_case reads them. */
+static const char *const layers[8] = { "q_proj.weight", "q_proj.bias", "k_proj.weight", "k_proj.bias",
+                                       "v_proj.weight", "v_proj.bias", "o_proj.weight", "o_proj.bias" };
 
 /* vis (B, H, T, S) spelled out from a mask of any shape that broadcasts to it. */
 static void expand(float *vis, const Tensor *mask, int B, int H, int T, int S) {
@@ -77,26 +113,34 @@ static void check(const char *what, const Case *c, const Tensor *mask) {
     Tensor att, out;
     if (mask) expand(vis, mask, c->B, c->H, c->T, c->S);
     forward(c, mask, &att, &out);
-    reference(rout, ratt, &c->m, c->q.data, c->k.data, c->v.data, mask ? vis : NULL, c->B, c->T, c->S);
-    close_ok(out.data, rout, out.size, 1e-5, 0, "%s: the output matches a double-precision reference", what);
-    close_ok(att.data, ratt, n, 1e-6, 0, "%s: the (B, H, T, S) weights match the reference", what);
+    double *eatt = ref_new(n), *eout = ref_new(out.size);
+    reference(rout, eout, ratt, eatt, &c->m, c->q.data, c->k.data, c->v.data, mask ? vis : NULL, c->B, c->T, c->S);
+    tap_layout("b t d", 3, out.shape);
+    int good = within_ok(out.data, rout, eout, out.size, "%s: the output matches a double-precision reference, within "
+                         "what float32 rounding allows", what);
+    tap_layout("b h t s", 4, att.shape);
+    good &= within_ok(att.data, ratt, eatt, n, "%s: the (B, H, T, S) weights match the reference", what);
     long leaked = 0, rows = 0;
-    double worst = 0;
+    double worst = 0, allowed = 1;            /* the worst row, against the sum of its weights' bounds */
     for (long r = 0; r < n / c->S; r++) {
-        double sum = 0;
+        double sum = 0, bound = 0;
         int any = 0;
         for (int s = 0; s < c->S; s++) any |= !mask || vis[r * c->S + s];
         if (!any) continue;
         for (int s = 0; s < c->S; s++) {
             if (mask && !vis[r * c->S + s]) leaked += att.data[r * c->S + s] != 0.0f;
-            sum += att.data[r * c->S + s];
+            sum += att.data[r * c->S + s], bound += eatt[r * c->S + s];
         }
-        rows++, worst = fmax(worst, fabs(sum - 1));
+        rows++;
+        if (!(fabs(sum - 1) / bound <= worst / allowed)) worst = fabs(sum - 1), allowed = bound;
     }
     ok(written(att.data, att.size) && leaked == 0, "%s: every hidden key gets exactly 0 weight", what);
-    ok(worst <= 1e-6, "%s: each of the %ld rows of S = %d weights sums to 1", what, rows, c->S);
-    if (worst > 1e-6) diag("worst row is off by %g", worst);
-    free(vis); free(ratt); free(rout);
+    ok(worst <= allowed, "%s: each of the %ld rows of S = %d weights sums to 1", what, rows, c->S);
+    if (!(worst <= allowed)) diag("worst row is off by %g", worst);
+    RefCase student = case_of(&c->m, c->q.data, c->k.data, c->v.data, mask ? vis : NULL, c->B, c->T, c->S, out.data,
+                              att.data);
+    if (!good || leaked || !(worst <= allowed)) explain_cross(&student, mask);
+    free(vis); free(ratt); free(rout); free(eatt); free(eout);
     tensor_free(&att); tensor_free(&out);
 }
 
@@ -161,14 +205,20 @@ static void test_properties(void) {
     double *flipped = malloc((size_t)att.size * sizeof *flipped);
     for (long row = 0; row < att.size / S; row++)
         for (int s = 0; s < S; s++) flipped[row * S + s] = att2.data[row * S + S - 1 - s];
-    const char *reversed = "reversing the source (K, V and mask together) reverses each row of weights (up to the softmax's sum order)";
+    const char *reversed = "reversing the source (K, V and mask together) reverses each row of weights (up to the "
+                           "rounding of the sums' order)";
     const char *as_a_set = "and leaves the output as it was: the source is read as a set";
     if (written(att.data, att.size) && written(att2.data, att2.size)) {
-        close_ok(att.data, flipped, att.size, 1e-7, 0, "%s", reversed);
+        /* two float32 passes of one formula, its sums in other orders: within twice the bound of one */
+        float *vis = malloc(sizeof *vis * (size_t)att.size);
+        double *ratt = ref_new(att.size), *eatt = ref_new(att.size), *rout = ref_new(out.size), *eout = ref_new(out.size);
+        expand(vis, &c.mask, B, H, T, S);
+        reference(rout, eout, ratt, eatt, &c.m, c.q.data, c.k.data, c.v.data, vis, B, T, S);
         double *o2 = malloc((size_t)out.size * sizeof *o2);
         for (long i = 0; i < out.size; i++) o2[i] = out2.data[i];
-        close_ok(out.data, o2, out.size, 1e-6, 0, "%s", as_a_set);
-        free(o2);
+        within_ok(att.data, flipped, ref_twice(eatt, att.size), att.size, "%s", reversed);
+        within_ok(out.data, o2, ref_twice(eout, out.size), out.size, "%s", as_a_set);
+        free(o2); free(vis); free(ratt); free(eatt); free(rout); free(eout);
     } else {                          /* the forward pass stopped at a stub: nothing to compare */
         ok(0, "%s", reversed);
         ok(0, "%s", as_a_set);
@@ -379,7 +429,7 @@ static void test_refusals(const char *tmp) {
     tensor_free(&attn);
 }
 
-/* ---- Q = K = V = X: chapter 5's mha, byte for byte ---------------------------- */
+/* ---- Q = K = V = X: chapter 5's mha ------------------------------------------- */
 
 static void test_is_mha(const char *tmp) {
     /* flags for mha; the --heads and training flags are given to cross_attention too */
@@ -420,9 +470,17 @@ static void test_is_mha(const char *tmp) {
             if (file_exists(mask)) copy_npy(dm, "attention_mask", dc, "attention_mask");
         }
         int sc = run("cross_attention", cargs);
-        int same = sm == 0 && sc == 0 && same_results(dm, oc);
-        ok(same, "%s: cross_attention with Q = K = V = X writes mha's out.npy and attn.npy, byte for byte", what);
-        if (!same) diag("exit %d and %d; %s", sm, sc, run_err);
+        RefDump d = {0};
+        double keep = cases[c].train[0] ? 1 / (1 - 0.3) : 0;        /* --train --dropout 0.3: 1 / (1 - p) */
+        int loaded = sm == 0 && sc == 0 && ref_dump_case(&d, dc, "Q", "K", "V", layers, atoi(cases[c].heads),
+                                                          atoi(cases[c].heads), 0, keep);
+        char pair[300];
+        snprintf(pair, sizeof pair, "%s: cross_attention's and mha's", what);
+        int same = loaded && ref_dumps_agree(&d, oc, dm, oc, pair);
+        ok(same, "%s: cross_attention with Q = K = V = X writes mha's out.npy and attn.npy, within what float32 "
+           "rounding allows", what);
+        if (!loaded) diag("exit %d and %d; %s", sm, sc, run_err);
+        ref_dump_free(&d);
     }
 }
 
@@ -496,8 +554,7 @@ int main(void) {
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 2; }
 
     /* Exercise 7.6 (passes 3 and 4, the scores and the mask): the tests that say
-     * it is done, with the byte-for-byte equality with mha, which asks for
-     * chapter 0's kernels' arithmetic */
+     * it is done, with the agreement with mha */
     EXERCISE("7.6", 33, test_against_reference());
     EXERCISE("7.6", 4, test_square_padding());
     EXERCISE("7.6", 7, test_is_mha(tmp));

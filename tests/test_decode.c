@@ -5,9 +5,10 @@
  * tests/reference.h's, is a double-precision loop that computes causal
  * grouped-query attention one query at a time, each query against the keys and
  * values of positions 0..t only, its head h reading key/value head h / (H/G)
- * (repeat_interleave); it never fills anything and has no cache. Other checks
- * hold the steps to chapter 6's full causal pass, gqa_forward with the (T, T)
- * triangle, to 1e-5 and then to the bit.
+ * (repeat_interleave); it never fills anything and has no cache, and carries
+ * the bound of a float32 pass beside each number. Other checks hold the steps to
+ * chapter 6's full causal pass, gqa_forward with the (T, T) triangle, within twice
+ * that bound, and say in a note whether they are its very bits.
  * The command-line checks run the real programs: $ABH_BIN/decode against
  * $ABH_BIN/gqa --causal on the same files, the refusals, and the tables of
  * $ABH_BIN/decode_costs and $ABH_BIN/decode_bench (their counts only: no test
@@ -19,6 +20,7 @@
 #include "run.h"
 #define MODULE_GQA
 #include "reference.h"
+#include <ctype.h>
 
 /* ---- an independent reference, in double precision ---------------------- */
 
@@ -26,23 +28,42 @@
  * positions 0..t only (those after it left out of the softmax). out (B, T, D); att
  * (B, H, T, T), zeros after key t in row t; kc, vc (B, G, T, hd): every position's
  * key and value, projected again. */
-static void reference(double *out, double *att, double *kc, double *vc, const GQA *m, const float *x, int B, int T) {
-    int D = m->dim, H = m->heads, G = m->kv_heads, hd = D / H, Ghd = G * hd;
-    long BT = (long)B * T;
+static RefCase case_of(const GQA *m, const float *x, int B, int T, const float *out, const float *att) {
     RefWeights w = { m->q_w.data, m->q_b.data, m->k_w.data, m->k_b.data, m->v_w.data, m->v_b.data, m->o_w.data,
                      m->o_b.data };
-    ref_attention(out, att, &w, x, x, x, D, &(RefAttn){ .B = B, .T = T, .H = H, .G = G, .hd = hd, .causal = 1 });
-    double *xd = ref_doubles(x, BT * D), *k = ref_new(BT * Ghd), *v = ref_new(BT * Ghd);
-    ref_linear(k, xd, w.k_w, w.k_b, BT, D, Ghd);
-    ref_linear(v, xd, w.v_w, w.v_b, BT, D, Ghd);
+    return (RefCase){ w, x, x, x, m->dim, { .B = B, .T = T, .H = m->heads, .G = m->kv_heads, .hd = m->dim / m->heads,
+                                            .causal = 1 }, out, att };
+}
+
+/* The same with, in eout, eatt and ekv, how far a float32 pass, its sums in any order,
+ * may be from out, att and the cache (ekv: kc's bounds, then vc's). */
+static void reference(double *out, double *att, double *kc, double *vc, double *eout, double *eatt, double *ekv,
+                      const GQA *m, const float *x, int B, int T) {
+    int D = m->dim, H = m->heads, G = m->kv_heads, hd = D / H, Ghd = G * hd;
+    long BT = (long)B * T;
+    RefCase c = case_of(m, x, B, T, NULL, NULL);
+    ref_attention_err(out, eout, att, eatt, &c.w, x, x, x, D, &c.a);
+    double *xd = ref_doubles(x, BT * D), *k = ref_new(BT * Ghd), *v = ref_new(BT * Ghd), *ek = ref_new(BT * Ghd);
+    double *ev = ref_new(BT * Ghd);
+    ref_linear_err(k, ek, xd, NULL, c.w.k_w, c.w.k_b, BT, D, Ghd);
+    ref_linear_err(v, ev, xd, NULL, c.w.v_w, c.w.v_b, BT, D, Ghd);
     for (int b = 0; b < B; b++)
         for (int s = 0; s < T; s++)
             for (int g = 0; g < G; g++)
                 for (int i = 0; i < hd; i++) {
-                    kc[(((long)b * G + g) * T + s) * hd + i] = k[((long)b * T + s) * Ghd + g * hd + i];
-                    vc[(((long)b * G + g) * T + s) * hd + i] = v[((long)b * T + s) * Ghd + g * hd + i];
+                    long to = (((long)b * G + g) * T + s) * hd + i, from = ((long)b * T + s) * Ghd + g * hd + i;
+                    kc[to] = k[from], vc[to] = v[from];
+                    if (ekv) ekv[to] = ek[from], ekv[BT * Ghd + to] = ev[from];
                 }
-    free(xd); free(k); free(v);
+    free(xd); free(k); free(v); free(ek); free(ev);
+}
+
+/* What is wrong with failing steps (Exercise 9.6): the usual suspects, then what the
+ * cache says of itself. */
+static void explain_steps(const RefCase *student, const KVCache *c, int T) {
+    if (ref_explain(student, NULL, 0)) return;
+    if (c && c->len != T) what_is_wrong("after %d steps the cache says it holds %d tokens: each step appends one and "
+                                        "counts it (c->len = t + 1)", T, c->len);
 }
 
 /* ---- cases ------------------------------------------------------------------ */
@@ -86,10 +107,15 @@ static void check_case(const Case *cs, uint64_t seed) {
     Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
     double *ratt = calloc(att.size, sizeof(double)), *rout = calloc(out.size, sizeof(double));
     double *rk = calloc(c.k.size, sizeof(double)), *rv = calloc(c.v.size, sizeof(double));
+    double *eout = ref_new(out.size), *eatt = ref_new(att.size), *ekv = ref_new(2 * c.k.size);
     STUDENT(decode_run(out.data, att.data, &c, &m, x.data, B, T));
-    reference(rout, ratt, rk, rv, &m, x.data, B, T);
-    close_ok(out.data, rout, out.size, 1e-5, 0, "%s: the T outputs match a causal double reference", cs->what);
-    close_ok(att.data, ratt, att.size, 1e-6, 0, "%s: each step's weights (row t of attn) match the reference", cs->what);
+    reference(rout, ratt, rk, rv, eout, eatt, ekv, &m, x.data, B, T);
+    tap_layout("b t d", 3, out.shape);
+    int good = within_ok(out.data, rout, eout, out.size, "%s: the T outputs match a causal double reference, within "
+                         "what float32 rounding allows", cs->what);
+    tap_layout("b h t s", 4, att.shape);
+    good &= within_ok(att.data, ratt, eatt, att.size, "%s: each step's weights (row t of attn) match the reference",
+                      cs->what);
     float *both = malloc(sizeof(float) * 2 * (size_t)c.k.size);
     memcpy(both, c.k.data, sizeof(float) * (size_t)c.k.size);
     memcpy(both + c.k.size, c.v.data, sizeof(float) * (size_t)c.v.size);
@@ -97,9 +123,12 @@ static void check_case(const Case *cs, uint64_t seed) {
     memcpy(rboth, rk, sizeof(double) * (size_t)c.k.size);
     memcpy(rboth + c.k.size, rv, sizeof(double) * (size_t)c.v.size);
     ok(c.len == T, "%s: after %d steps the cache holds %d tokens (it says %d)", cs->what, T, T, c.len);
-    close_ok(both, rboth, 2 * c.k.size, 1e-5, 0, "%s: the cache holds every position's key and value, (B, G, T, hd)",
-             cs->what);
-    free(both); free(rboth);
+    tap_layout("kv b g t i", 5, (int[]){ 2, B, G, T, hd });
+    good &= within_ok(both, rboth, ekv, 2 * c.k.size, "%s: the cache holds every position's key and value, (B, G, T, "
+                      "hd)", cs->what);
+    RefCase student = case_of(&m, x.data, B, T, out.data, att.data);
+    if (!good || c.len != T) explain_steps(&student, &c, T);
+    free(both); free(rboth); free(eout); free(eatt); free(ekv);
     free(ratt); free(rout); free(rk); free(rv);
     kv_cache_free(&c);
     tensor_free(&att); tensor_free(&out); tensor_free(&x);
@@ -119,19 +148,24 @@ static void test_rows(void) {
     KVCache c = kv_cache_new(2, 2, 6, 4);
     Tensor att = tensor_new(4, (int[]){ 2, 4, 6, 6 }), out = tensor_new3(2, 6, 16);
     STUDENT(decode_run(out.data, att.data, &c, &m, x.data, 2, 6));
-    double worst = 0;
+    double *ratt = ref_new(att.size), *eatt = ref_new(att.size), *rout = ref_new(out.size);
+    RefCase student = case_of(&m, x.data, 2, 6, out.data, att.data);
+    ref_attention_err(rout, NULL, ratt, eatt, &student.w, x.data, x.data, x.data, 16, &student.a);
+    double worst = 0, allowed = 1;                  /* the worst row, against the sum of its weights' bounds */
     long leaked = 0;
     for (long r = 0; r < att.size / 6; r++) {
         int t = (int)(r % 6);
-        double sum = 0;
+        double sum = 0, bound = 0;
         for (int s = 0; s < 6; s++) {
-            if (s <= t) sum += att.data[r * 6 + s];
+            if (s <= t) sum += att.data[r * 6 + s], bound += eatt[r * 6 + s];
             else leaked += att.data[r * 6 + s] != 0.0f;
         }
-        worst = fmax(worst, fabs(sum - 1));
+        if (!(fabs(sum - 1) / bound <= worst / allowed)) worst = fabs(sum - 1), allowed = bound;
     }
-    ok(leaked == 0 && worst <= 1e-6, "step t's weights sum to 1 over keys 0..t, and keys after t get exactly 0 "
+    ok(leaked == 0 && worst <= allowed, "step t's weights sum to 1 over keys 0..t, and keys after t get exactly 0 "
        "(worst sum off by %.1e, %ld weights leaked)", worst, leaked);
+    if (leaked || !(worst <= allowed)) explain_steps(&student, &c, 6);
+    free(ratt); free(eatt); free(rout);
     kv_cache_free(&c);
     tensor_free(&att); tensor_free(&out); tensor_free(&x);
     free_module(&m);
@@ -230,10 +264,22 @@ static void check_full_pass(const Case *cs, uint64_t seed) {
     Tensor fatt = tensor_new(4, (int[]){ B, H, T, T }), fout = tensor_new3(B, T, D);
     STUDENT(decode_run(out.data, att.data, &c, &m, x.data, B, T));
     STUDENT(gqa_forward(fout.data, fatt.data, &m, x.data, &causal, B, T));
-    double worst = 0;
-    for (int t = 0; t < T; t++) worst = fmax(worst, fmax(step_diff(&out, &fout, t), step_diff(&att, &fatt, t)));
-    ok(worst <= 1e-5, "%s: every step's output row and weights are within 1e-5 of gqa --causal's (largest %.1e)",
-       cs->what, worst);
+    /* two float32 passes of one formula: within twice the bound of one (reference.h) */
+    double *ratt = ref_new(att.size), *eatt = ref_new(att.size), *rout = ref_new(out.size), *eout = ref_new(out.size);
+    RefCase student = case_of(&m, x.data, B, T, out.data, att.data);
+    ref_attention_err(rout, eout, ratt, eatt, &student.w, x.data, x.data, x.data, D, &student.a);
+    double worst = 0;                               /* the largest difference, as a fraction of its bound */
+    for (long i = 0; i < out.size; i++) worst = fmax(worst, fabs(out.data[i] - fout.data[i]) / (2 * eout[i]));
+    for (long i = 0; i < att.size; i++) worst = fmax(worst, fabs(att.data[i] - fatt.data[i]) / (2 * eatt[i]));
+    for (long i = 0; i < out.size; i++) if (isnan(out.data[i]) != isnan(fout.data[i])) worst = INFINITY;
+    ok(worst <= 1, "%s: every step's output row and weights agree with gqa --causal's, within what float32 "
+       "rounding allows (the largest difference %.2g of its bound)", cs->what, worst);
+    if (!(worst <= 1)) explain_steps(&student, &c, T);
+    if (!tap_stub[0]) {
+        same_bits_note(out.data, fout.data, out.size, "%s: the steps' outputs and gqa --causal's", cs->what);
+        same_bits_note(att.data, fatt.data, att.size, "%s: the steps' weights and gqa --causal's", cs->what);
+    }
+    free(ratt); free(eatt); free(rout); free(eout);
     /* the full pass's keys and values: k_proj(X), v_proj(X), split into G heads */
     Tensor k = tensor_new3(B, T, G * hd), v = tensor_new3(B, T, G * hd);
     Tensor kh = tensor_new(4, (int[]){ B, G, T, hd }), vh = tensor_new(4, (int[]){ B, G, T, hd });
@@ -252,32 +298,6 @@ static void check_full_pass(const Case *cs, uint64_t seed) {
 
 static void test_equals_full_pass(void) {
     for (int i = 0; i < NCASES; i++) check_full_pass(&cases[i], 190 + (uint64_t)i);
-}
-
-/* Not only close: the same bits, since every float operation is the same one in the
- * same order (the full pass's extra terms are exact zeros). Exercise 9.6 asks for
- * them: the steps' arithmetic must be chapter 0's kernels', the scale one
- * multiplication by 1.0f / sqrtf(hd). */
-static void test_full_pass_bits(void) {
-    for (int i = 0; i < NCASES; i++) {
-        const Case *cs = &cases[i];
-        int B = cs->B, T = cs->T, D = cs->D, H = cs->H;
-        GQA m = {0};
-        Tensor x, causal = {0};
-        make_case(&m, &x, cs, 290 + (uint64_t)i);
-        mask_final(&causal, 1, T, T);
-        KVCache c = kv_cache_new(B, cs->G, T, D / H);
-        Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
-        Tensor fatt = tensor_new(4, (int[]){ B, H, T, T }), fout = tensor_new3(B, T, D);
-        STUDENT(decode_run(out.data, att.data, &c, &m, x.data, B, T));
-        STUDENT(gqa_forward(fout.data, fatt.data, &m, x.data, &causal, B, T));
-        ok(same_floats(out.data, fout.data, out.size) && same_floats(att.data, fatt.data, att.size),
-           "%s: the steps give exactly the bits of gqa --causal, outputs and weights", cs->what);
-        kv_cache_free(&c);
-        tensor_free(&att); tensor_free(&out); tensor_free(&fatt); tensor_free(&fout);
-        tensor_free(&x); tensor_free(&causal);
-        free_module(&m);
-    }
 }
 
 /* Causality, seen from the input: a new last row of X changes the last step and no other. */
@@ -387,18 +407,57 @@ static void maps_of(char *dst, size_t n, const char *out) {
     snprintf(dst, n, "%.*s", to ? (int)(to - from + 5) : 0, from ? from : "");
 }
 
+/* 1 if two printouts are the same text but for their numbers, each pair of which is
+ * within one unit of the last decimal printed: two numbers within float32 rounding of
+ * each other, printed to 4 decimals, can differ by one in the last (0.12345 and
+ * 0.12344996 print as 0.1235 and 0.1234). */
+static int same_print(const char *a, const char *b) {
+    while (*a && *b) {
+        char *ea, *eb;
+        if ((isdigit((unsigned char)*a) || *a == '-') && (isdigit((unsigned char)*b) || *b == '-')) {
+            double x = strtod(a, &ea), y = strtod(b, &eb);
+            if (ea == a || eb == b || fabs(x - y) > 1.0001e-4) return 0;
+            a = ea, b = eb;
+        } else if (*a++ != *b++) return 0;
+    }
+    return *a == *b;
+}
+
+/* gqa's layers in a dump, as reference.h's ref_dump_case reads them. */
+static const char *const gqa_layers[8] = { "q_proj.weight", "q_proj.bias", "k_proj.weight", "k_proj.bias",
+                                           "v_proj.weight", "v_proj.bias", "o_proj.weight", "o_proj.bias" };
+
 static void test_program(const char *tmp) {
     static char gqa_maps[16384], decode_maps[16384];
     int status = run("gqa", ARGS("--causal"));
     maps_of(gqa_maps, sizeof gqa_maps, run_out);
     status |= run("decode", NO_ARGS);
     maps_of(decode_maps, sizeof decode_maps, run_out);
-    ok(status == 0 && decode_maps[0] && !strcmp(gqa_maps, decode_maps),
-       "decode prints, step by step, the very weights gqa --causal prints for the same seed");
-    ok(strstr(run_out, "   3  (1, 2, 4, 2)                     32    128                 0                  0\n") != NULL,
-       "decode's table: after step 3 the cache is (1, 2, 4, 2), 32 numbers in 128 bytes, 0 from the full pass");
+    ok(status == 0 && decode_maps[0] && same_print(gqa_maps, decode_maps),
+       "decode prints, step by step, the weights gqa --causal prints for the same seed (to the last digit printed, "
+       "give or take one)");
+    if (status == 0 && decode_maps[0] && strcmp(gqa_maps, decode_maps))
+        note("decode's printed weights and gqa --causal's differ in a last digit (not scored)");
     ok(strstr(run_out, "the cache holds 4 tokens of room for 4: 32 numbers of K and V (MHA would keep 64)\n") != NULL,
        "decode's last line reads the cache itself: 4 tokens, 32 numbers");
+    /* the last two columns, max |out - full| and max |attn - full|: 0 when the steps and the
+     * full pass round alike, and in any case within twice the bound of one float32 pass */
+    const char *row3 = strstr(run_out, "   3  (1, 2, 4, 2)                     32    128 ");
+    double dout = INFINITY, datt = INFINITY, eout = 0, eatt = 0;
+    if (row3) sscanf(row3 + strlen("   3  (1, 2, 4, 2)                     32    128 "), "%lf %lf", &dout, &datt);
+    char dd[600];
+    snprintf(dd, sizeof dd, "%s/table-case", tmp);
+    RefDump table = {0};
+    if (run("decode", ARGS("--quiet", "--dump", dd)) == 0 &&
+        ref_dump_case(&table, dd, "X", "X", "X", gqa_layers, 4, 2, 1, 0)) {
+        for (long i = 0; i < table.nout; i++) eout = fmax(eout, 2 * table.eout[i]);
+        for (long i = 0; i < table.natt; i++) eatt = fmax(eatt, 2 * table.eatt[i]);
+    }
+    ref_dump_free(&table);
+    ok(row3 && dout <= eout && datt <= eatt, "decode's table: after step 3 the cache is (1, 2, 4, 2), 32 numbers in 128 "
+       "bytes, and the step is the full pass's to float32 rounding (%g, %g)", dout, datt);
+    if (row3 && (dout != 0 || datt != 0)) note("decode's table: the steps differ from the full pass by %g and %g (not scored)",
+                                              dout, datt);
     run("decode", ARGS("--quiet"));
     ok(!run_out[0] && !run_err[0], "--quiet prints nothing");
 
@@ -416,8 +475,12 @@ static void test_program(const char *tmp) {
         status = run("gqa", ARGS(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], "--causal", "--dump", g,
                                  "--quiet"));
         status |= run("decode", ARGS("--load", g, "--heads", s[7], "--kv-heads", s[9], "--dump", d, "--quiet"));
-        ok(status == 0 && same_results(g, d),
-           "decode --load of a gqa --causal dump (G = %s of H = %s) writes gqa's out.npy and attn.npy, byte for byte", s[9], s[7]);
+        RefDump rd = {0};
+        char pair[160];
+        snprintf(pair, sizeof pair, "G = %s of H = %s: decode's and gqa --causal's", s[9], s[7]);
+        int loaded = status == 0 && ref_dump_case(&rd, g, "X", "X", "X", gqa_layers, atoi(s[7]), atoi(s[9]), 1, 0);
+        ok(loaded && ref_dumps_agree(&rd, d, g, d, pair), "decode --load of a gqa --causal dump (G = %s of H = %s) "
+           "writes gqa's out.npy and attn.npy, within what float32 rounding allows", s[9], s[7]);
         status = run("decode", ARGS(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], "--dump", d2, "--quiet"));
         int same_inputs = status == 0;
         static const char *const files[] = { "q_proj.weight", "k_proj.weight", "v_proj.bias", "o_proj.bias", "X",
@@ -428,8 +491,10 @@ static void test_program(const char *tmp) {
             snprintf(p2, sizeof p2, "%s/%s.npy", d2, files[f]);
             same_inputs &= same_file(p1, p2);
         }
-        ok(same_inputs && same_results(g, d2), "decode with gqa's flags (G = %s) dumps gqa --causal's very files: "
-           "weights, X, the (T, T) mask, out and attn", s[9]);
+        ok(same_inputs && loaded && ref_dumps_agree(&rd, d2, g, d2, pair), "decode with gqa's flags (G = %s) dumps "
+           "gqa --causal's very files: weights, X, the (T, T) mask, and out and attn within what float32 rounding "
+           "allows", s[9]);
+        ref_dump_free(&rd);
     }
 
     /* a gqa dump without a mask: decode agrees with gqa --causal --load */
@@ -441,7 +506,12 @@ static void test_program(const char *tmp) {
                              "--dump", g, "--quiet"));
     status |= run("decode", ARGS("--load", g, "--heads", "2", "--kv-heads", "1", "--dump", d, "--quiet"));
     status |= run("gqa", ARGS("--load", g, "--heads", "2", "--kv-heads", "1", "--causal", "--dump", h, "--quiet"));
-    ok(status == 0 && same_results(d, h), "decode --load DIR agrees with gqa --causal --load DIR on a dump without a mask");
+    RefDump rd = {0};
+    ok(status == 0 && ref_dump_case(&rd, g, "X", "X", "X", gqa_layers, 2, 1, 1, 0) &&
+       ref_dumps_agree(&rd, d, h, d, "no mask: decode's and gqa --causal's"),
+       "decode --load DIR agrees with gqa --causal --load DIR on a dump without a mask, within what float32 rounding "
+       "allows");
+    ref_dump_free(&rd);
 
     /* the cache files: every position's key and value, split into heads */
     char kpath[1400];
@@ -575,7 +645,6 @@ int main(void) {
     EXERCISE("9.6", 1, test_room_to_spare());
     EXERCISE("9.6", 1, test_batch_independent());
     EXERCISE("9.6", 2 * NCASES, test_equals_full_pass());
-    EXERCISE("9.6", NCASES, test_full_pass_bits());
     TEST_GROUP(test_future_unseen());
     TEST_GROUP(test_helpers());
     TEST_GROUP(test_mask_check());

@@ -6,8 +6,8 @@
  * left out of the softmax and a query that sees no key gets NaN, as -inf makes
  * it. The
  * cross-program checks run the real binaries: gqa --kv-heads 1 against
- * $ABH_BIN/mqa, and gqa --kv-heads H against chapter 5's $ABH_BIN/mha, byte
- * for byte. */
+ * $ABH_BIN/mqa, and gqa --kv-heads H against chapter 5's $ABH_BIN/mha, within
+ * twice the bound of one float32 pass (the same bits, or not, said in a note). */
 #define TESTING
 #include "gqa.c"
 #include "tap.h"
@@ -20,12 +20,50 @@
 /* GQA in double: tests/reference.h's pass. vis (B, H, T, T) or NULL. att (B, H, T, T),
  * out (B, T, D). k and v are (B, T, G*hd): key head g of position (b, s) is
  * k[(b*T + s)*G*hd + g*hd ..], and query head h reads key head h / (H/G). */
-static void reference(double *out, double *att, const GQA *m, const float *x, const float *vis, int B, int T) {
+static RefCase case_of(const GQA *m, const float *x, const float *vis, int B, int T, const float *out,
+                       const float *att) {
     RefWeights w = { m->q_w.data, m->q_b.data, m->k_w.data, m->k_b.data, m->v_w.data, m->v_b.data, m->o_w.data,
                      m->o_b.data };
     RefAttn a = { .B = B, .T = T, .H = m->heads, .G = m->kv_heads, .hd = m->dim / m->heads, .vis = vis,
                   .hide = REF_FILL_INF };
-    ref_attention(out, att, &w, x, x, x, m->dim, &a);
+    return (RefCase){ w, x, x, x, m->dim, a, out, att };
+}
+
+/* The reference, and in eout and eatt how far a float32 pass, its sums in any order,
+ * may be from it (reference.h). */
+static void reference(double *out, double *eout, double *att, double *eatt, const GQA *m, const float *x,
+                      const float *vis, int B, int T) {
+    RefCase c = case_of(m, x, vis, B, T, NULL, NULL);
+    ref_attention_err(out, eout, att, eatt, &c.w, x, x, x, m->dim, &c.a);
+}
+
+/* gqa's layers in a dump, as reference.h's ref_dump_case reads them. */
+static const char *const gqa_layers[8] = { "q_proj.weight", "q_proj.bias", "k_proj.weight", "k_proj.bias",
+                                           "v_proj.weight", "v_proj.bias", "o_proj.weight", "o_proj.bias" };
+
+/* What is wrong with a failing grouped pass (Exercise 6.7): the usual suspects, and
+ * one query head per group (rows = T): heads h of a group past the first get no
+ * weights at all. */
+static void explain_groups(const RefCase *student) {
+    if (!student->att || tap_stub[0]) return;
+    RefAttn a = ref_usual(&student->a);
+    long map = (long)a.T * a.S;
+    for (int b = 0; b < a.B && a.T > 1 && a.S > 1; b++)
+        for (int h = 0; h < a.H; h++) {                /* a head whose scores were never written: all 0 */
+            int unwritten = 1;
+            for (long i = 0; i < map; i++) {
+                float w = student->att[((long)b * a.H + h) * map + i], first = student->att[((long)b * a.H + h) * map + i / a.S * a.S];
+                unwritten &= w == 0.0f || (w == first && w > 0.0f);   /* ... or a softmax of zeros, uniform */
+            }
+            if (unwritten) {
+                what_is_wrong("head %d of sequence %d has no weights of its own: its scores were never written "
+                              "(all 0, or a uniform softmax of them); each group's R = H/G = %d query heads are R*T rows "
+                              "against their key head, and the (b, g) products number B*G", h, b,
+                              a.H / a.G);
+                return;
+            }
+        }
+    ref_explain(student, NULL, 0);
 }
 
 /* ---- cases and masks ------------------------------------------------------- */
@@ -60,25 +98,32 @@ static void check(const char *what, const GQA *m, const Tensor *x, const Tensor 
     double *ratt = calloc(n, sizeof *ratt), *rout = calloc(out.size, sizeof *rout);
     if (mask) expand(vis, mask, B, H, T);
     STUDENT(gqa_forward(out.data, att.data, m, x->data, mask, B, T));
-    reference(rout, ratt, m, x->data, mask ? vis : NULL, B, T);
-    close_ok(out.data, rout, out.size, 1e-5, 0, "%s: the output matches a head-by-head double reference", what);
-    close_ok(att.data, ratt, n, 1e-6, 0, "%s: the weights (B, H, T, T) match the reference", what);
+    double *eatt = ref_new(n), *eout = ref_new(out.size);
+    reference(rout, eout, ratt, eatt, m, x->data, mask ? vis : NULL, B, T);
+    tap_layout("b t d", 3, out.shape);
+    int good = within_ok(out.data, rout, eout, out.size, "%s: the output matches a head-by-head double reference, "
+                         "within what float32 rounding allows", what);
+    tap_layout("b h t s", 4, att.shape);
+    good &= within_ok(att.data, ratt, eatt, n, "%s: the weights (B, H, T, T) match the reference", what);
     long leaked = 0, rows = 0;
-    double worst = 0;
+    double worst = 0, allowed = 1;             /* the worst row, against the sum of its weights' bounds */
     for (long r = 0; r < n / T; r++) {
-        double sum = 0;
+        double sum = 0, bound = 0;
         int any = 0;
         for (int s = 0; s < T; s++) any |= !mask || vis[r * T + s];
         if (!any) continue;
         for (int s = 0; s < T; s++) {
             if (mask && !vis[r * T + s]) leaked += att.data[r * T + s] != 0.0f;
-            sum += att.data[r * T + s];
+            sum += att.data[r * T + s], bound += eatt[r * T + s];
         }
-        rows++, worst = fmax(worst, fabs(sum - 1));
+        rows++;
+        if (!(fabs(sum - 1) / bound <= worst / allowed)) worst = fabs(sum - 1), allowed = bound;
     }
-    ok(leaked == 0 && worst <= 1e-6, "%s: hidden keys get exactly 0, and each of %ld rows sums to 1", what, rows);
-    if (leaked || worst > 1e-6) diag("%ld hidden keys got weight; worst row off by %g", leaked, worst);
-    free(vis); free(ratt); free(rout);
+    ok(leaked == 0 && worst <= allowed, "%s: hidden keys get exactly 0, and each of %ld rows sums to 1", what, rows);
+    if ((leaked || !(worst <= allowed)) && !tap_stub[0]) diag("%ld hidden keys got weight; worst row off by %g", leaked, worst);
+    RefCase student = case_of(m, x->data, mask ? vis : NULL, B, T, out.data, att.data);
+    if (!good || leaked || !(worst <= allowed)) explain_groups(&student);
+    free(vis); free(ratt); free(rout); free(eatt); free(eout);
     tensor_free(&att); tensor_free(&out);
 }
 
@@ -136,8 +181,21 @@ static void test_grouping_is_repeat(void) {
     Tensor o1 = tensor_new3(B, T, D), o2 = tensor_new3(B, T, D);
     STUDENT(gqa_forward(o1.data, a1.data, &m, x.data, &causal, B, T));
     STUDENT(gqa_forward(o2.data, a2.data, &rep, x.data, &causal, B, T));
-    ok(written(a1.data, a1.size) && same_floats(a1.data, a2.data, a1.size) && same_floats(o1.data, o2.data, o1.size),
-       "G = 2 grouped gives exactly the bits of its key/value heads repeat_interleaved to G = H = 6");
+    double *ratt = ref_new(a1.size), *eatt = ref_new(a1.size), *rout = ref_new(o1.size), *eout = ref_new(o1.size);
+    RefCase grouped = case_of(&m, x.data, NULL, B, T, o1.data, a1.data);
+    grouped.a.causal = 1;
+    ref_attention_err(rout, eout, ratt, eatt, &grouped.w, x.data, x.data, x.data, D, &grouped.a);
+    int near = written(a1.data, a1.size);
+    for (long i = 0; near && i < a1.size; i++) near = tap_close_enough(a1.data[i], a2.data[i], 2 * eatt[i], 0);
+    for (long i = 0; near && i < o1.size; i++) near = tap_close_enough(o1.data[i], o2.data[i], 2 * eout[i], 0);
+    ok(near, "G = 2 grouped gives what its key/value heads repeat_interleaved to G = H = 6 give, within what float32 "
+       "rounding allows");
+    if (!near) explain_groups(&grouped);
+    if (written(a1.data, a1.size)) {
+        same_bits_note(a1.data, a2.data, a1.size, "G = 2 and its repeat_interleave to G = 6: the weights");
+        same_bits_note(o1.data, o2.data, o1.size, "G = 2 and its repeat_interleave to G = 6: the output");
+    }
+    free(ratt); free(eatt); free(rout); free(eout);
     tensor_free(&a1); tensor_free(&a2); tensor_free(&o1); tensor_free(&o2); tensor_free(&causal);
     tensor_free(&x);
     free_module(&m); free_module(&rep);
@@ -242,8 +300,13 @@ static void test_is_mqa(const char *tmp) {
         mkdir(m, 0777);
         for (int i = 0; i < 10; i++) copy_bytes(g, names[i][0], m, names[i][1]);
         status |= run("mqa", ARGS("--load", m, "--heads", heads_of(c), "--dump", m2, "--quiet"));
-        ok(status == 0 && same_results(g, m2),
-           "gqa --kv-heads 1 and mqa on the same files (renamed), case %d: out.npy and attn.npy byte for byte", c);
+        RefDump d = {0};
+        char pair[120];
+        snprintf(pair, sizeof pair, "case %d: gqa --kv-heads 1's and mqa's", c);
+        ok(status == 0 && ref_dump_case(&d, g, "X", "X", "X", gqa_layers, atoi(heads_of(c)), 1, c > 0, 0) &&
+           ref_dumps_agree(&d, g, m2, g, pair), "gqa --kv-heads 1 and mqa on the same files (renamed), case %d: "
+           "out.npy and attn.npy agree within what float32 rounding allows", c);
+        ref_dump_free(&d);
     }
 }
 
@@ -265,8 +328,14 @@ static void test_is_mha(const char *tmp) {
         int status = run("gqa", gqa_argv(argv, c, heads_of(c), g));
         status |= run("mha", ARGS("--load", g, "--heads", heads_of(c), "--dump", h, "--quiet"));
         if (status) diag("mha: %s", run_err);
-        ok(status == 0 && same_results(g, h),
-           "gqa --kv-heads H and mha on the same files, case %d: out.npy and attn.npy byte for byte", c);
+        RefDump d = {0};
+        char pair[120];
+        snprintf(pair, sizeof pair, "case %d: gqa --kv-heads H's and mha's", c);
+        int H = atoi(heads_of(c));
+        ok(status == 0 && ref_dump_case(&d, g, "X", "X", "X", gqa_layers, H, H, c > 0, 0) &&
+           ref_dumps_agree(&d, g, h, g, pair), "gqa --kv-heads H and mha on the same files, case %d: out.npy and "
+           "attn.npy agree within what float32 rounding allows", c);
+        ref_dump_free(&d);
     }
 }
 
@@ -285,12 +354,17 @@ static void test_nan_unlike_mha(const char *tmp) {
     status |= run("gqa", ARGS("--load", g, "--heads", "4", "--kv-heads", "4", "--dump", g, "--quiet"));
     status |= run("mha", ARGS("--load", g, "--heads", "4", "--dump", h, "--quiet"));
     Tensor ga = load_written(g, "attn"), ha = load_written(h, "attn");
-    int differs_right = status == 0 && ga.data && ha.data && ga.size == ha.size;
+    RefDump d = {0};
+    int differs_right = status == 0 && ga.data && ha.data && ga.size == ha.size &&
+                        ref_dump_case(&d, g, "X", "X", "X", gqa_layers, 4, 4, 0, 0) && d.natt == ga.size;
     for (long i = 0; differs_right && i < ga.size; i++) {
         int t = (int)(i / 4 % 4);
-        differs_right &= t == 2 ? isnan(ga.data[i]) && ha.data[i] == 0.25f : ga.data[i] == ha.data[i];
+        differs_right &= t == 2 ? isnan(ga.data[i]) && ha.data[i] == 0.25f
+                                : tap_close_enough(ga.data[i], ha.data[i], 2 * d.eatt[i], 0);
     }
-    ok(differs_right, "a fully hidden query: mha's row is uniform (-1e20), gqa's NaN (-inf); every other weight equal");
+    ok(differs_right, "a fully hidden query: mha's row is uniform (-1e20), gqa's NaN (-inf); every other weight the "
+       "same, within what float32 rounding allows");
+    ref_dump_free(&d);
     tensor_free(&ga); tensor_free(&ha);
 }
 
@@ -422,10 +496,19 @@ static void test_two_groups(const char *tmp) {
     } else {
         status = run("mqa", ARGS("--example", "shared-key", "--quiet", "--dump", mdir));
         Tensor m = load_written(mdir, "attn");                             /* (1, 4, T, T) */
-        size_t map = (size_t)T * T * sizeof(float);
-        ok(good && status == 0 && m.size == att.size && !memcmp(att.data, m.data, map) &&
-           !memcmp(att.data + T * T, m.data + 2 * T * T, map),
-           "two-groups: group 0's maps are mqa --example shared-key's heads 0 and 2, byte for byte");
+        long map = (long)T * T;
+        RefDump d = {0};
+        int near = good && status == 0 && m.size == att.size &&
+                   ref_dump_case(&d, dir, "X", "X", "X", gqa_layers, 4, 2, 0, 0) && d.natt == att.size;
+        for (long i = 0; near && i < 2 * map; i++)       /* gqa's heads 0 and 1 against mqa's 0 and 2 */
+            near = tap_close_enough(att.data[i], m.data[i < map ? i : i + map], 2 * d.eatt[i], 0);
+        ok(near, "two-groups: group 0's maps are mqa --example shared-key's heads 0 and 2, within what float32 "
+           "rounding allows");
+        if (good && status == 0 && m.size == att.size) {
+            same_bits_note(att.data, m.data, map, "two-groups: gqa's head 0 and mqa --example shared-key's head 0");
+            same_bits_note(att.data + map, m.data + 2 * map, map, "two-groups: gqa's head 1 and mqa's head 2");
+        }
+        ref_dump_free(&d);
         tensor_free(&m);
     }
     tensor_free(&x); tensor_free(&att);
@@ -437,8 +520,7 @@ int main(void) {
     (void)gqa_print;                                      /* tested through the program */
 
     /* Exercise 6.7 (each group's query rows against its key head): the tests
-     * that say it is done, the byte-for-byte equalities with mqa and mha among
-     * them, since they ask for chapter 0's kernels' arithmetic */
+     * that say it is done, the agreements with mqa and mha among them */
     EXERCISE("6.7", 21, test_against_reference());
     EXERCISE("6.7", 1, test_grouping_is_repeat());
     EXERCISE("6.7", 3, test_is_mqa(tmp));

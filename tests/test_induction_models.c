@@ -4,7 +4,8 @@
  * these tests load them with model_load and score them on held-out sequences: the
  * accuracy their training printed, a previous-token head and an induction head in
  * the two-layer model, what silencing each costs, and a one-layer model that cannot
- * hold the circuit. They count for the chapter, not for Exercise 12.4: Adam's own
+ * hold the circuit, each to a threshold that any correct training meets, not one
+ * run's numbers (see test_models). They count for the chapter, not for Exercise 12.4: Adam's own
  * tests (tests/test_induction.c) say whether the optimizer is right in a second, and
  * while its stub is in place no model is trained and these are skipped. */
 #define TESTING
@@ -117,18 +118,27 @@ static void test_models(void) {
         no_prev = score_silenced(&two, which, &held, &causal);
     }
     if (have_one) s1 = score(&one, &held, &causal);
+    /* What any correct training gives, not one run's numbers: a softmax, a softmax_backward
+     * or an Adam written another way rounds otherwise, and training carries a rounding of
+     * the first step into another model by the last. Twelve seeds (1 to 12) and a correct
+     * softmax_lastdim written otherwise gave accuracies of 0.787 to 0.900, previous-token
+     * scores of 0.88 to 1.00, induction scores of 0.68 to 0.88, a cost of 0.037 to 0.27 for
+     * silencing the induction head and 0.66 to 0.80 for the previous-token head, and one
+     * layer at most 0.174 with induction scores at most 0.08. The thresholds below leave
+     * room around those: what a correct model shows, however its sums were ordered. */
     double printed = printed_accuracy("two-layers");
     ok(have_two && s2.total > 0 && fabs(s2.accuracy - printed) <= 5e-4, "the two-layer model make trained loads with "
        "model_load and scores on the 128 held-out sequences (seed 12345) the accuracy its training printed (%.3f, "
        "%.3f)", (double)s2.accuracy, printed);
-    ok(have_two && s2.accuracy >= 0.85, "the two-layer model guesses at least 85%% of the %d counted copied tokens "
+    ok(have_two && s2.accuracy >= 0.7, "the two-layer model guesses at least 70%% of the %d counted copied tokens "
        "(%.3f)", s2.total, (double)s2.accuracy);
     ok(have_two && s2.prev[prev_head] >= 0.6, "a head of its layer 0 is a previous-token head: head %d's "
        "previous-token score is at least 0.6 (%.2f)", prev_head, (double)s2.prev[prev_head]);
-    ok(have_two && s2.induction[H + ind_head] >= 0.6, "a head of its layer 1 is an induction head: head %d's "
-       "induction score is at least 0.6 (%.2f)", ind_head, (double)s2.induction[H + ind_head]);
-    ok(have_two && s2.accuracy - no_ind.accuracy >= 0.1, "silencing that induction head (--ablate 1.%d) costs at "
-       "least 0.1 of accuracy (%.3f -> %.3f)", ind_head, (double)s2.accuracy, (double)no_ind.accuracy);
+    ok(have_two && s2.induction[H + ind_head] >= 0.5, "a head of its layer 1 is an induction head: head %d's "
+       "induction score is at least 0.5 (%.2f)", ind_head, (double)s2.induction[H + ind_head]);
+    ok(have_two && s2.accuracy - no_ind.accuracy >= 0.02, "silencing that induction head (--ablate 1.%d) costs "
+       "accuracy, at least 0.02 (%.3f -> %.3f; the other head of layer 1 may carry part of the copying)", ind_head,
+       (double)s2.accuracy, (double)no_ind.accuracy);
     ok(have_two && s2.accuracy - no_prev.accuracy >= 0.5, "silencing the previous-token head (--ablate 0.%d), which "
        "the induction head reads through, costs at least 0.5 (%.3f -> %.3f)", prev_head, (double)s2.accuracy,
        (double)no_prev.accuracy);

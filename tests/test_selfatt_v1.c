@@ -15,13 +15,21 @@
 
 /* ---- an independent reference, in double precision ---------------------- */
 
-/* out (B, T, D) and att (B, T, T) for SelfAttV1, straight from the formula
- * softmax(Q K^T / sqrt(D)) V with Q = X Wq^T + bq etc.: reference.h's pass with
- * one head and no output projection. */
-static void reference(double *out, double *att, const SelfAttV1 *m, const float *x, int B, int T) {
+/* SelfAttV1 as reference.h's pass sees it: one head, no output projection; out and
+ * att, if given, are the student's results, for ref_explain. */
+static RefCase case_of(const SelfAttV1 *m, const float *x, int B, int T, const float *out, const float *att) {
     RefWeights w = { m->query_w.data, m->query_b.data, m->key_w.data, m->key_b.data, m->value_w.data,
                      m->value_b.data, NULL, NULL };
-    ref_attention(out, att, &w, x, x, x, m->dim, &(RefAttn){ .B = B, .T = T, .H = 1, .hd = m->dim });
+    return (RefCase){ w, x, x, x, m->dim, { .B = B, .T = T, .H = 1, .hd = m->dim }, out, att };
+}
+
+/* out (B, T, D) and att (B, T, T) for SelfAttV1, straight from the formula
+ * softmax(Q K^T / sqrt(D)) V with Q = X Wq^T + bq etc., and in eout and eatt how far
+ * a float32 pass, its sums in any order, may be from them (reference.h). */
+static void reference(double *out, double *eout, double *att, double *eatt, const SelfAttV1 *m, const float *x,
+                      int B, int T) {
+    RefCase c = case_of(m, x, B, T, NULL, NULL);
+    ref_attention_err(out, eout, att, eatt, &c.w, x, x, x, m->dim, &c.a);
 }
 
 /* A module and input made from a seed, with sizes B, T, D, through the
@@ -47,19 +55,25 @@ static void test_against_reference(void) {
         make_case(&m, &x, B, T, D, 100 + c);
         Tensor att = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
         STUDENT(selfatt_v1_forward(out.data, att.data, &m, x.data, B, T));
-        double *ratt = calloc(att.size, sizeof(double)), *rout = calloc(out.size, sizeof(double));
-        reference(rout, ratt, &m, x.data, B, T);
-        close_ok(out.data, rout, out.size, 1e-5, 0, "output matches a double-precision reference for (B, T, D) = (%d, %d, %d)", B, T, D);
-        close_ok(att.data, ratt, att.size, 1e-5, 0, "attention weights match the reference for (B, T, D) = (%d, %d, %d)", B, T, D);
-        double worst = 0;
+        double *ratt = ref_new(att.size), *rout = ref_new(out.size), *eatt = ref_new(att.size), *eout = ref_new(out.size);
+        reference(rout, eout, ratt, eatt, &m, x.data, B, T);
+        tap_layout("b t d", 3, out.shape);
+        int good = within_ok(out.data, rout, eout, out.size, "output matches a double-precision reference for (B, T, D) = "
+                             "(%d, %d, %d), within what float32 rounding allows", B, T, D);
+        tap_layout("b t s", 3, att.shape);
+        good &= within_ok(att.data, ratt, eatt, att.size, "attention weights match the reference for (B, T, D) = (%d, %d, "
+                          "%d)", B, T, D);
+        RefCase student = case_of(&m, x.data, B, T, out.data, att.data);
+        if (!good) ref_explain(&student, NULL, 0);
+        double worst = 0, allowed = 1;                   /* the worst row, against the sum of its weights' bounds */
         for (long r = 0; r < (long)B * T; r++) {
-            double sum = 0;
-            for (int s = 0; s < T; s++) sum += att.data[r * T + s];
-            if (fabs(sum - 1) > worst) worst = fabs(sum - 1);
+            double sum = 0, bound = 0;
+            for (int s = 0; s < T; s++) sum += att.data[r * T + s], bound += eatt[r * T + s];
+            if (fabs(sum - 1) / bound > worst / allowed) worst = fabs(sum - 1), allowed = bound;
         }
-        ok(worst <= 1e-6, "every row of attention weights sums to 1 for (B, T, D) = (%d, %d, %d)", B, T, D);
-        if (worst > 1e-6) diag("worst row is off by %g", worst);
-        free(ratt); free(rout);
+        ok(worst <= allowed, "every row of attention weights sums to 1 for (B, T, D) = (%d, %d, %d)", B, T, D);
+        if (worst > allowed) diag("worst row is off by %g, more than its weights' bounds add up to (%.2g)", worst, allowed);
+        free(ratt); free(rout); free(eatt); free(eout);
         tensor_free(&att); tensor_free(&out); tensor_free(&x);
         free_module(&m);
     }
@@ -186,15 +200,15 @@ static void test_dump_load(const char *tmp) {
     tensors_close(&list2, &(Args){0});
 }
 
-/* Chapter 2's promise asks for V1's very bits: selfatt_v2, given V1's layers
- * stacked and an identity output_proj, must write what selfatt_v1 writes, byte
- * for byte. selfatt_v2's passes are chapter 0's kernels, so that holds only if
- * passes 2 to 4 do the kernels' arithmetic: the D products of a score added in
- * order in a float, times 1.0f / sqrtf(D) rounded once, softmax_lastdim, the T
- * products of an output added in order. The kernels are called here on the
- * module's own projections. (D = 4 cannot tell a division by sqrt(D) = 2 from
- * the multiplication by 1/2; D = 5 and 32 can.) */
-static void test_kernel_bits(void) {
+/* Chapter 2's promise: selfatt_v2, given V1's layers stacked and an identity
+ * output_proj, computes what selfatt_v1 computes. selfatt_v2's passes are chapter 0's
+ * kernels: the D products of a score added in order in a float, times 1.0f / sqrtf(D)
+ * rounded once, softmax_lastdim, the T products of an output added in order. A correct
+ * pass 2 to 4 in another order agrees with them within twice the bound of one float32
+ * pass (reference.h), which is what is scored; whether it is their very bits is said
+ * in a note beside the test. (D = 4 cannot tell a division by sqrt(D) = 2 from the
+ * multiplication by 1/2; D = 5 and 32 can.) */
+static void test_kernels(void) {
     static const int cases[][4] = { {3, 2, 4, 42}, {2, 7, 5, 1}, {1, 16, 32, 3} };
     for (int c = 0; c < 3; c++) {
         int B = cases[c][0], T = cases[c][1], D = cases[c][2];
@@ -212,10 +226,23 @@ static void test_kernel_bits(void) {
         matmul_bt(katt.data, q.data, k.data, B, T, T, D, 1.0f / sqrtf((float)D));
         STUDENT(softmax_lastdim(katt.data, BT, T));
         matmul(kout.data, katt.data, v.data, B, T, D, T);
-        ok(computed() && !memcmp(att.data, katt.data, (size_t)att.size * sizeof(float)) &&
-           !memcmp(out.data, kout.data, (size_t)out.size * sizeof(float)),
-           "(B, T, D) = (%d, %d, %d), seed %d: the weights and the output are, bit for bit, those of chapter 0's "
-           "matmul_bt scaled by 1.0f / sqrtf(D), softmax_lastdim and matmul, which selfatt_v2 runs", B, T, D, cases[c][3]);
+        double *ratt = ref_new(att.size), *rout = ref_new(out.size), *eatt = ref_new(att.size), *eout = ref_new(out.size);
+        reference(rout, eout, ratt, eatt, &m, x.data, B, T);
+        int near = computed();
+        for (long i = 0; near && i < att.size; i++) near = tap_close_enough(att.data[i], katt.data[i], 2 * eatt[i], 0);
+        for (long i = 0; near && i < out.size; i++) near = tap_close_enough(out.data[i], kout.data[i], 2 * eout[i], 0);
+        ok(near, "(B, T, D) = (%d, %d, %d), seed %d: the weights and the output agree with chapter 0's matmul_bt scaled "
+           "by 1.0f / sqrtf(D), softmax_lastdim and matmul, which selfatt_v2 runs, within what float32 rounding allows",
+           B, T, D, cases[c][3]);
+        RefCase student = case_of(&m, x.data, B, T, out.data, att.data);
+        if (!near) ref_explain(&student, NULL, 0);
+        if (computed()) {
+            same_bits_note(att.data, katt.data, att.size, "(B, T, D) = (%d, %d, %d): the weights and chapter 0's kernels'",
+                           B, T, D);
+            same_bits_note(out.data, kout.data, out.size, "(B, T, D) = (%d, %d, %d): the output and chapter 0's kernels'",
+                           B, T, D);
+        }
+        free(ratt); free(rout); free(eatt); free(eout);
         tensor_free(&att); tensor_free(&out); tensor_free(&q); tensor_free(&k); tensor_free(&v);
         tensor_free(&katt); tensor_free(&kout); tensor_free(&x);
         free_module(&m);
@@ -314,7 +341,7 @@ int main(void) {
     /* Exercise 1.6 (passes 2 to 4): the tests that say it is done */
     EXERCISE("1.6", 15, test_against_reference());
     EXERCISE("1.6", 3, test_hand_worked());
-    EXERCISE("1.6", 3, test_kernel_bits());
+    EXERCISE("1.6", 3, test_kernels());
     EXERCISE("1.6", 5, test_same_word(tmp));
     TEST_GROUP(test_permutation());
     TEST_GROUP(test_counts());

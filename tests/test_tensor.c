@@ -351,46 +351,115 @@ static void test_matmuls(void) {
 
 /* Exercise 0.7 (the body of softmax_lastdim): the cases worked by hand, the
  * overflow the maximum prevents, and the two ways a whole row can be hidden. */
+/* What is wrong with softmax_lastdim's weights (rows of n) against ref: NaN, rows that do
+ * not sum to 1, rows left as they were. */
+static void explain_softmax(const float *got, const double *ref, long rows, int n) {
+    if (tap_stub[0]) return;
+    for (long r = 0; r < rows; r++) {
+        double sum = 0, worst = 0;
+        int nan = 0;
+        for (int j = 0; j < n; j++) sum += got[r * n + j], nan |= isnan(got[r * n + j]),
+                                    worst = fmax(worst, fabs(got[r * n + j] - ref[r * n + j]));
+        if (nan) {
+            what_is_wrong("row %ld holds NaN: exp of a large score overflowed (is each row's maximum subtracted "
+                          "first, its own row's, starting from -INFINITY?)", r);
+            return;
+        }
+        if (fabs(sum - 1) > 1e-3) {
+            what_is_wrong("row %ld's weights sum to %.4g, not 1: %s", r, sum, r == rows - 1 && sum > 1.5
+                          ? "it looks untouched, still scores: does the loop reach the last row?"
+                          : "is each row divided by its own sum of exponentials, reset for every row?");
+            return;
+        }
+        if (worst > 1e-3) {
+            what_is_wrong("row %ld sums to 1 but is not the softmax of its scores (off by %.2g): the exponentials "
+                          "must be of x_j - max, stored, then divided by their sum", r, worst);
+            return;
+        }
+    }
+}
+
+/* How far a float32 softmax of each row of x (rows of n) may be from p, the exact one,
+ * in any order of its sum and form (tests/reference.h's reasoning): each weight within
+ * p_j (u |x_j - max| + gamma(n + 5)) + FLT_MIN, u = 2^-24: the shift by the row's
+ * maximum rounds once, expf within one unit in the last place, the sum of n terms, the
+ * division (or the reciprocal and the product). shift adds what x itself carries:
+ * each score within shift of the one meant. */
+static void softmax_bound(double *bound, const double *p, const float *x, long rows, int n, double shift) {
+    double u = 0x1p-24, g = (n + 5) * u / (1 - (n + 5) * u);
+    for (long r = 0; r < rows; r++) {
+        float top = -INFINITY;
+        for (int j = 0; j < n; j++) top = fmaxf(top, x[r * n + j]);
+        for (int j = 0; j < n; j++) {
+            double t = isfinite(x[r * n + j]) && isfinite(top) ? fabs((double)x[r * n + j] - top) : 0;
+            double pj = isnan(p[r * n + j]) ? 0 : p[r * n + j];
+            bound[r * n + j] = pj * (u * t + g + 2 * shift) + 0x1p-126;
+        }
+    }
+}
+
 static void test_softmax_by_hand(void) {
     float x[4] = { 1, 2, 3, 3 };
-    double e = exp(1.0), want[4] = { 1 / (1 + e), e / (1 + e), 0.5, 0.5 };
+    double e = exp(1.0), want[4] = { 1 / (1 + e), e / (1 + e), 0.5, 0.5 }, bound[7];
+    softmax_bound(bound, want, x, 2, 2, 0);
     STUDENT(softmax_lastdim(x, 2, 2));
-    close_ok(x, want, 4, 1e-7, 0, "softmax by hand: [1, 2] -> [1/(1+e), e/(1+e)], [3, 3] -> [0.5, 0.5]");
+    within_ok(x, want, bound, 4, "softmax by hand: [1, 2] -> [1/(1+e), e/(1+e)], [3, 3] -> [0.5, 0.5]");
 
     float q[2] = { 0, logf(3) };
+    double quarters[2] = { 1 / (1 + exp((double)q[1])), 1 - 1 / (1 + exp((double)q[1])) };   /* of ln 3 as a float */
+    softmax_bound(bound, quarters, q, 1, 2, 0);
     STUDENT(softmax_lastdim(q, 1, 2));
-    close_ok(q, ((double[]){ 0.25, 0.75 }), 2, 1e-7, 0, "softmax of [0, ln 3] is [1/4, 3/4]");
+    within_ok(q, quarters, bound, 2, "softmax of [0, ln 3] is [1/4, 3/4]");
 
     float big[2] = { 1000, 1000 };
     STUDENT(softmax_lastdim(big, 1, 2));
-    ok(big[0] == 0.5f && big[1] == 0.5f, "softmax of [1000, 1000] is [0.5, 0.5], no NaN: the max is subtracted");
+    if (!ok(big[0] == 0.5f && big[1] == 0.5f, "softmax of [1000, 1000] is [0.5, 0.5], no NaN: the max is subtracted") &&
+        !tap_stub[0])
+        what_is_wrong("[1000, 1000] gives [%g, %g]: e^1000 overflows a float; subtract the row's maximum before "
+                      "exp, so that the largest exponential is e^0 = 1", big[0], big[1]);
 
     float ninety[2] = { 90, 89 };
+    double ninety_want[2] = { 1 / (1 + exp(-1.0)), 1 - 1 / (1 + exp(-1.0)) };
+    softmax_bound(bound, ninety_want, ninety, 1, 2, 0);
     STUDENT(softmax_lastdim(ninety, 1, 2));
-    close_ok(ninety, ((double[]){ 1 / (1 + exp(-1.0)), 1 - 1 / (1 + exp(-1.0)) }), 2, 1e-7, 0,
+    within_ok(ninety, ninety_want, bound, 2,
              "softmax of [90, 89], where exp(90) overflows a float, is [0.7311, 0.2689]");
 
     /* one call, two rows 1000 apart: a maximum kept from the first row (or one for
      * the whole tensor) leaves the second row's exponentials 0, and 0 / 0 */
     float apart[4] = { 1000, 1001, 0, 1 };
+    double apart_want[4] = { 1 / (1 + e), e / (1 + e), 1 / (1 + e), e / (1 + e) };
+    softmax_bound(bound, apart_want, apart, 2, 2, 0);
     STUDENT(softmax_lastdim(apart, 2, 2));
-    close_ok(apart, ((double[]){ 1 / (1 + e), e / (1 + e), 1 / (1 + e), e / (1 + e) }), 4, 1e-7, 0,
+    int second_wrong = !(fabs(apart[2] - apart_want[2]) <= bound[2] && fabs(apart[3] - apart_want[3]) <= bound[3]) &&
+                       fabs(apart[0] - apart_want[0]) <= bound[0];
+    within_ok(apart, apart_want, bound, 4,
              "rows [1000, 1001] and [0, 1] in one call: each row subtracts its own maximum");
+    if (second_wrong)
+        what_is_wrong("the row [0, 1] after the row [1000, 1001] gives [%g, %g]: the second row must subtract its "
+                      "own maximum, found afresh from -INFINITY, with its own sum", apart[2], apart[3]);
 
     float dead[2] = { -INFINITY, -INFINITY };
     STUDENT(softmax_lastdim(dead, 1, 2));
-    ok(isnan(dead[0]) && isnan(dead[1]), "a row of -inf only gives NaN, as torch.softmax does");
+    if (!ok(isnan(dead[0]) && isnan(dead[1]), "a row of -inf only gives NaN, as torch.softmax does") && !tap_stub[0])
+        what_is_wrong("a row of -inf gives [%g, %g]: torch.softmax gives NaN there (e^(-inf - -inf) is e^NaN); no "
+                      "special case for it", dead[0], dead[1]);
 
     float masked[7] = { -1e20f, 0, -1e20f, -INFINITY, 2, -1e20f, -1e20f };
     STUDENT(softmax_lastdim(masked, 1, 3));
     STUDENT(softmax_lastdim(masked + 3, 1, 2));
     STUDENT(softmax_lastdim(masked + 5, 1, 2));
-    close_ok(masked, ((double[]){ 0, 1, 0, 0, 1, 0.5, 0.5 }), 7, 0, 0,
-             "scores filled with -1e20 or -inf get weight 0; a row all -1e20 becomes uniform");
+    if (!close_ok(masked, ((double[]){ 0, 1, 0, 0, 1, 0.5, 0.5 }), 7, 0, 0,
+                  "scores filled with -1e20 or -inf get weight 0; a row all -1e20 becomes uniform") &&
+        (isnan(masked[5]) || isnan(masked[6])))
+        what_is_wrong("a row of -1e20 scores gives [%g, %g]: its maximum must be -1e20, found from -INFINITY (not "
+                      "from 0), so that its largest exponential is e^0 = 1", masked[5], masked[6]);
 
     float one[1] = { 5 };
     STUDENT(softmax_lastdim(one, 1, 1));
-    ok(one[0] == 1.0f, "the softmax of a single score is 1");
+    if (!ok(one[0] == 1.0f, "the softmax of a single score is 1"))
+        what_is_wrong("the softmax of [5] gives %g: the maximum must be taken over every score of the row, the first "
+                      "one included", one[0]);
 }
 
 /* Exercise 0.7: many rows at once against the double-precision loop above. */
@@ -399,17 +468,27 @@ static void test_softmax_reference(void) {
     float *r = random_floats(R * C, -10, 10, 60), *shifted = malloc(R * C * sizeof(float));
     double ref[R * C], ones[R], sums[R];
     for (int i = 0; i < R * C; i++) shifted[i] = r[i] + 100;
+    double bound[R * C], shifted_bound[R * C];
     ref_softmax(ref, r, R, C);
+    softmax_bound(bound, ref, r, R, C, 0);
+    softmax_bound(shifted_bound, ref, shifted, R, C, 0x1p-24 * 110);   /* r + 100 rounds by up to 110 u */
     STUDENT(softmax_lastdim(r, R, C));
     STUDENT(softmax_lastdim(shifted, R, C));
-    close_ok(r, ref, R * C, 1e-6, 1e-5, "softmax of (7, 13) scores in [-10, 10] matches a double reference");
-    close_ok(shifted, ref, R * C, 1e-6, 1e-4, "adding 100 to every score leaves the softmax unchanged");
+    int good = within_ok(r, ref, bound, R * C, "softmax of (7, 13) scores in [-10, 10] matches a double reference, "
+                         "within what float32 rounding allows");
+    within_ok(shifted, ref, shifted_bound, R * C, "adding 100 to every score leaves the softmax unchanged");
+    if (!good) explain_softmax(r, ref, R, C);
     for (int i = 0; i < R; i++) {
         ones[i] = 1;
         sums[i] = 0;
         for (int j = 0; j < C; j++) sums[i] += r[i * C + j];
     }
-    close_ok(sums, ones, R, 1e-6, 0, "every row of weights sums to 1");
+    double row_bound[R];
+    for (int i = 0; i < R; i++) {
+        row_bound[i] = 0;
+        for (int j = 0; j < C; j++) row_bound[i] += bound[i * C + j];
+    }
+    within_ok(sums, ones, row_bound, R, "every row of weights sums to 1");
     free(r); free(shifted);
 }
 

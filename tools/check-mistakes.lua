@@ -23,8 +23,25 @@ the tests whose names start "Exercise N.M:" that fail. First it checks the book
 as it is: every one of those tests passes.
 
 It prints a line per mistake: how many of the exercise's tests caught it, and
-(with -v, or when none did) their names, which the worked solutions quote. It
-exits 1 if a mistake is not caught, does not apply (its text is not found once,
+(with -v, or when none did) their names, which the worked solutions quote. A
+failing test may say what is wrong ("#   what is wrong: ..." among its
+diagnostics, tap.h's what_is_wrong()): the line names the first such cause, and the
+last line counts the mistakes that got one. A mistake with `names = "TEXT"`
+must get a cause that contains TEXT.
+
+An entry may make several changes at once: `edits = { { from = ..., to = ... },
+... }` in place of its `from` and `to`, each found once inside a region of the
+exercise. An entry with `correct = true` is no mistake but a correct answer written
+another way (the loops of a helper spelled out, a division for a
+multiplication, another order of a sum). It must pass every test of its
+exercise, the hidden ones too, and every test of every other test file that
+runs the exercise's code (tools/deps.lua says which; the data the tests read,
+chapter 12's trained models, is made again with it): a correct answer in one
+chapter fails no chapter's tests. Each exercise checked lists at least three.
+
+It exits 1 if a mistake is not caught, or named otherwise than its `names`
+says, if a correct answer fails a test, if an exercise lists fewer than three
+correct answers, or if an entry does not apply (its text is not found once,
 inside the exercise's region) or does not compile.
 ]]
 
@@ -45,6 +62,7 @@ end
 
 local HERE = arg and arg[0] and arg[0]:match("^(.*)/") or "tools"
 local U = dofile(HERE .. "/util.lua")     -- must_read, write, sh, must (a command that must succeed), die
+local deps = dofile(HERE .. "/deps.lua")  -- which test files run which exercises' code
 
 local mistakes = {}
 local ls = assert(io.popen("ls tests/mistakes/*.lua 2>/dev/null"))
@@ -101,23 +119,62 @@ local function build(targets)
   return status == 0, log
 end
 
--- Runs a test binary in the copy; returns a list of { ok, skip, name } for the exercise's tests.
+-- Runs a test binary in the copy; returns a list of { ok, skip, name, why } for the
+-- exercise's tests (every test, if exercise is nil), `why` the first cause its failure
+-- names ("what is wrong: ...", tap.h's what_is_wrong()), if any.
 local function run_tests(binary, exercise)
-  local results, prefix = {}, "Exercise " .. exercise .. ": "
-  local p = io.popen("cd " .. COPY .. " && ABH_BIN=build/bin ABH_WRAP= " .. binary .. " 2>/dev/null")
+  local results, prefix = {}, exercise and "Exercise " .. exercise .. ": " or ""
+  local p = io.popen("cd " .. COPY .. " && ABH_BIN=build/bin ABH_WRAP= ABH_TAP_DIAG=stdout " .. binary .. " 2>/dev/null")
+  local failed     -- the last test that failed: a cause said after it (and after tests that passed since) is its
   for line in p:lines() do
     local no, name = line:match("^(n?o?t? ?)ok %d+ %- (.*)$")
-    if name and name:sub(1, #prefix) == prefix then
-      local skip = name:match(" # SKIP ") ~= nil
-      results[#results + 1] = { ok = no == "", skip = skip, name = name:gsub(" # SKIP .*", "") }
+    if not name and line:match("^ok %d+ # skip") then no, name = "", line end
+    if name then
+      if name:sub(1, #prefix) == prefix then
+        local skip = name:match(" # SKIP ") ~= nil or name:match("^ok %d+ # skip") ~= nil
+        results[#results + 1] = { ok = no == "", skip = skip, name = (name:gsub(" # SKIP .*", "")) }
+        if no ~= "" then failed = results[#results] end
+      elseif no ~= "" then
+        failed = nil
+      end
+    elseif failed and not failed.why then
+      failed.why = line:match("^#%s+what is wrong: (.*)$")
     end
   end
   p:close()
   return results
 end
 
+-- The test binaries, beside an exercise's own, that run its code (tools/deps.lua: the
+-- programs they include or name, read from the copy's tangled sources and the
+-- dependency files of the tests' compiles): a list like binaries_of's.
+local programs
+local function dependents_of(exercise, own)
+  if not programs then
+    local sources, ls = {}, io.popen("ls " .. COPY .. "/build/src/*.c " .. COPY .. "/build/src/*.h 2>/dev/null")
+    for path in ls:lines() do sources[#sources + 1] = { path = "src/" .. path:match("([^/]+)$"), text = U.must_read(path) } end
+    ls:close()
+    programs = deps.programs(sources)
+  end
+  local skip, found = {}, {}
+  for _, b in ipairs(own) do skip[b.path] = true end
+  for _, dir in ipairs({ "tests", "tests/teacher" }) do
+    local ls = io.popen("ls " .. dir .. "/test_*.c 2>/dev/null")
+    for path in ls:lines() do
+      local name = path:match("test_(%w[%w_]*)%.c$")
+      local binary = path:gsub("^tests/", "build/tests/"):gsub("test_(%w[%w_]*)%.c$", "%1")
+      local depfile = U.read(COPY .. "/build/dep/obj-" .. binary:gsub("^build/", ""):gsub("/", "-") .. ".o.d")
+      if not skip[binary] and deps.test_exercises(programs, U.must_read(path), depfile)[exercise] then
+        found[#found + 1] = { path = binary, name = name, hidden = dir == "tests/teacher" }
+      end
+    end
+    ls:close()
+  end
+  return found
+end
+
 -- The exercises to check, in book order, and the binaries of each.
-local exercises, seen, binaries, all = {}, {}, {}, {}
+local exercises, seen, binaries, all, corrects = {}, {}, {}, {}, {}
 for _, m in ipairs(mistakes) do
   if (next(only) == nil or only[m.exercise]) and not seen[m.exercise] then
     seen[m.exercise] = true
@@ -126,6 +183,7 @@ for _, m in ipairs(mistakes) do
     if #binaries[m.exercise] == 0 then U.die("no test file holds EXERCISE(\"" .. m.exercise .. "\", ...)") end
     for _, b in ipairs(binaries[m.exercise]) do all[#all + 1] = b.path end
   end
+  if seen[m.exercise] and m.correct then corrects[m.exercise] = (corrects[m.exercise] or 0) + 1 end
 end
 if #exercises == 0 then U.die("tests/mistakes/*.lua list no mistake") end
 for e in pairs(only) do if not seen[e] then U.die("tests/mistakes/*.lua list no mistake for Exercise " .. e) end end
@@ -136,7 +194,23 @@ if not given_copy then
   if not built then io.stderr:write(U.must_read(log)) U.die("the book does not build in " .. COPY .. " (see " .. log .. ")") end
 end
 
--- The book as it is: every test of each exercise passes.
+-- The other test files that run the code of each exercise with a correct answer listed:
+-- built, and (in the first process) passing on the book as it is.
+local others, everything = {}, { "programs", "test-data", table.unpack(all) }
+for _, e in ipairs(exercises) do
+  if corrects[e] then
+    others[e] = dependents_of(e, binaries[e])
+    for _, b in ipairs(others[e]) do everything[#everything + 1] = b.path end
+  end
+end
+if #everything > #all + 2 then
+  local built, log = build(everything)
+  if not built then io.stderr:write(U.must_read(log)) U.die("the test files that run the exercises' code do not build in " .. COPY .. " (see " .. log .. ")") end
+end
+
+-- The book as it is: every test of each exercise passes, and every test of the other
+-- files that run the code of an exercise with a correct answer listed.
+local based = {}
 for _, e in ipairs(given_copy and {} or exercises) do
   local n, bad = 0, {}
   for _, b in ipairs(binaries[e]) do
@@ -148,7 +222,18 @@ for _, e in ipairs(given_copy and {} or exercises) do
   if #bad > 0 or n == 0 then
     U.die(("Exercise %s: %d of its %d tests do not pass on the book as it is: %s"):format(e, #bad, n, bad[1] or "(none ran)"))
   end
-  io.write(("  BASE    Exercise %-5s %3d tests pass on the book as it is\n"):format(e, n))
+  local m = 0
+  for _, b in ipairs(others[e] or {}) do
+    if not based[b.path] then
+      for _, r in ipairs(run_tests(b.path, nil)) do
+        if not r.ok then U.die(("%s: a test fails on the book as it is: %s"):format(b.path, r.name)) end
+      end
+      based[b.path] = true
+    end
+    m = m + 1
+  end
+  io.write(("  BASE    Exercise %-5s %3d tests pass on the book as it is%s\n"):format(e, n,
+    others[e] and (" (and the %d other test files that run its code)"):format(m) or ""))
 end
 
 -- The region of an exercise in a chapter's text: the byte range between its markers.
@@ -164,32 +249,77 @@ local function inside_region(text, at, exercise)
   end
 end
 
--- Makes each mistake of the exercises in the set `these` in the copy, in turn; returns how
--- many were not caught or did not apply.
+-- A correct answer, applied: its exercise's tests (public and hidden) and every test
+-- of the other files that run its code must pass. Returns 1 if one does not.
+local function check_correct(m, what)
+  local targets = { "programs", "test-data" }
+  for _, b in ipairs(binaries[m.exercise]) do targets[#targets + 1] = b.path end
+  for _, b in ipairs(others[m.exercise]) do targets[#targets + 1] = b.path end
+  local ok, blog = build(targets)
+  if not ok then
+    io.write("  FAIL    " .. what .. ": does not compile (" .. blog .. ")\n")
+    return 1
+  end
+  local failed, n, nh, m_others = {}, 0, 0, 0
+  for _, b in ipairs(binaries[m.exercise]) do
+    for _, r in ipairs(run_tests(b.path, m.exercise)) do
+      if b.hidden then nh = nh + 1 else n = n + 1 end
+      if not r.ok or r.skip then failed[#failed + 1] = (b.hidden and "(hidden) " or "") .. r.name end
+    end
+  end
+  for _, b in ipairs(others[m.exercise]) do
+    for _, r in ipairs(run_tests(b.path, nil)) do
+      m_others = m_others + 1
+      if not r.ok then failed[#failed + 1] = b.path .. ": " .. r.name end
+    end
+  end
+  io.write(("  %s %s: %s its %d tests (and %d hidden ones), and %d tests of %d other files that run its code\n"):format(
+    #failed == 0 and "RIGHT  " or "WRONG  ", what, #failed == 0 and "passes" or #failed .. " tests fail among", n, nh,
+    m_others, #others[m.exercise]))
+  for _, name in ipairs(failed) do io.write("              " .. name .. "\n") end
+  return #failed > 0 and 1 or 0
+end
+
+-- Makes each mistake of the exercises in the set `these` in the copy, in turn, and
+-- writes each correct answer; returns how many failed (a mistake not caught or named
+-- otherwise than its `names`, a correct answer that fails a test, an entry that does
+-- not apply), how many mistakes were caught and how many of those were named.
 local function check(these)
-  local failures = 0
+  local failures, caught_n, named_n = 0, 0, 0
   for _, m in ipairs(mistakes) do
     if these[m.exercise] then
       local path = COPY .. "/" .. m.chapter
       local original = U.must_read(path)
-      local at, last = original:find(m.from, 1, true)
-      local again = at and original:find(m.from, last + 1, true)
+      local changed, applies = original, true
+      for _, edit in ipairs(m.edits or { { from = m.from, to = m.to } }) do
+        local at, last = changed:find(edit.from, 1, true)
+        local again = at and changed:find(edit.from, last + 1, true)
+        if not at or again or not inside_region(changed, at, m.exercise) then applies = false break end
+        changed = changed:sub(1, at - 1) .. edit.to .. changed:sub(last + 1)
+      end
       local what = ("Exercise %-5s %s"):format(m.exercise, m.mistake)
-      if not at or again or not inside_region(original, at, m.exercise) then
+      if not applies then
         failures = failures + 1
         io.write("  FAIL    " .. what .. ": its text is not found exactly once, inside the exercise's region of " ..
                  m.chapter .. "\n")
+      elseif m.correct then
+        U.write(path, changed)
+        failures = failures + check_correct(m, what)
+        U.write(path, original)
       else
-        U.write(path, original:sub(1, at - 1) .. m.to .. original:sub(last + 1))
+        U.write(path, changed)
         local ok, blog = build(targets_of(binaries[m.exercise]))
         if not ok then
           failures = failures + 1
           io.write("  FAIL    " .. what .. ": does not compile (" .. blog .. ")\n")
         else
-          local caught, n, hidden, nh = {}, 0, {}, 0
+          local caught, n, hidden, nh, why = {}, 0, {}, 0, nil
           for _, b in ipairs(binaries[m.exercise]) do
             for _, r in ipairs(run_tests(b.path, m.exercise)) do
               local bad = not r.ok and not r.skip
+              if bad and r.why and (not why or (m.names and not why:find(m.names, 1, true) and r.why:find(m.names, 1, true))) then
+                why = r.why
+              end
               if b.hidden then
                 nh = nh + 1
                 if bad then hidden[#hidden + 1] = r.name end
@@ -199,9 +329,16 @@ local function check(these)
               end
             end
           end
-          if #caught == 0 then failures = failures + 1 end
+          local misnamed = #caught > 0 and m.names and not (why and why:find(m.names, 1, true))
+          if #caught == 0 or misnamed then failures = failures + 1 end
+          if #caught > 0 then caught_n = caught_n + 1 end
+          if #caught > 0 and why then named_n = named_n + 1 end
           io.write(("  %s %s: %d of its %d tests catch it (and %d of %d hidden ones)\n"):format(
-            #caught > 0 and "CAUGHT " or "MISSED ", what, #caught, n, #hidden, nh))
+            #caught == 0 and "MISSED " or misnamed and "MISNAMED" or "CAUGHT ", what, #caught, n, #hidden, nh))
+          if why or misnamed then
+            io.write("              what is wrong: " .. (why or "(nothing said)") ..
+                     (misnamed and "\n              (it should name: " .. m.names .. ")" or "") .. "\n")
+          end
           if verbose or #caught == 0 then
             for _, name in ipairs(caught) do io.write("              " .. name .. "\n") end
             for _, name in ipairs(hidden) do io.write("              (hidden) " .. name .. "\n") end
@@ -209,6 +346,19 @@ local function check(these)
         end
         U.write(path, original)
       end
+    end
+  end
+  return failures, caught_n, named_n
+end
+
+-- Too few correct answers for an exercise: each lists at least three.
+local function too_few(these)
+  local failures = 0
+  for _, e in ipairs(exercises) do
+    if these[e] and (corrects[e] or 0) < 3 then
+      io.write(("  FAIL    Exercise %-5s lists %d correct answers (correct = true): at least three are needed\n"):format(
+        e, corrects[e] or 0))
+      failures = failures + 1
     end
   end
   return failures
@@ -219,8 +369,10 @@ end
 -- the same time, in a copy of the built copy (COPY.2, its lines kept in COPY.2.out and
 -- printed after the first part's).
 if given_copy then
-  local failures = check(seen)
-  build(all)   -- leave the copy's test binaries as the book's
+  local failures, caught_n, named_n = check(seen)
+  failures = failures + too_few(seen)
+  build(everything)   -- leave the copy's test binaries, programs and data as the book's
+  io.write(("  NAMED   %d of %d\n"):format(named_n, caught_n))
   os.exit(failures > 0 and 1 or 0)
 end
 local cores = tonumber(U.sh("nproc 2>/dev/null"):match("%d+")) or 1
@@ -241,22 +393,29 @@ if #second > 0 then
   other = { out = copy2 .. ".out", pipe = io.popen("lua5.4 tools/check-mistakes.lua --in " .. copy2 ..
     (verbose and " -v " or " ") .. table.concat(second, " ") .. " > " .. copy2 .. ".out 2>&1; echo $?") }
 end
-local failures = check(first)
-build(all)
+local failures, caught_n, named_n = check(first)
+failures = failures + too_few(first)
+build(everything)
 if other then
   local status = tonumber(other.pipe:read("a"):match("%d+"))
   other.pipe:close()
   local lines = U.must_read(other.out)
-  io.write(lines)
-  local theirs = 0
+  local theirs, counted = 0, false
   for line in lines:gmatch("[^\n]+") do
-    if line:match("^  FAIL ") or line:match("^  MISSED ") then theirs = theirs + 1 end
+    if line:match("^  FAIL ") or line:match("^  MISSED ") or line:match("^  MISNAMED") or line:match("^  WRONG ") then
+      theirs = theirs + 1
+    end
+    local named, caught = line:match("^  NAMED   (%d+) of (%d+)$")
+    if named then named_n, caught_n, counted = named_n + tonumber(named), caught_n + tonumber(caught), true
+    else io.write(line, "\n") end
   end
   if status ~= 0 and theirs == 0 then U.die("the check of Exercises " .. table.concat(second, ", ") .. " stopped (see " .. other.out .. ")") end
+  if not counted and theirs == 0 then U.die("the check of Exercises " .. table.concat(second, ", ") .. " said nothing of its count (see " .. other.out .. ")") end
   failures = failures + theirs
 end
+io.write(("check-mistakes: %d of the %d mistakes caught get a failure that says what is wrong\n"):format(named_n, caught_n))
 if failures > 0 then
-  io.write(("check-mistakes: %d mistake(s) not caught by their exercise's own tests, or not applicable\n"):format(failures))
+  io.write(("check-mistakes: %d entries failed: mistakes not caught or misnamed, correct answers failing a test, too few correct answers, or not applicable\n"):format(failures))
   os.exit(1)
 end
-io.write(("check-mistakes: every mistake of Exercises %s is caught by the exercise's own tests\n"):format(table.concat(exercises, ", ")))
+io.write(("check-mistakes: every mistake of Exercises %s is caught by the exercise's own tests, and every correct answer passes\n"):format(table.concat(exercises, ", ")))

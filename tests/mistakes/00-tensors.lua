@@ -1,7 +1,43 @@
--- Mistakes in Exercise 0.7 that its own tests must catch (see tests/mistakes/README).
--- The chapter asks for the softmax within a tolerance, not for its bits, so a form
--- that only rounds otherwise (x_r[j] *= 1.0f / sum, a sum in double) is no mistake here.
+-- Mistakes in Exercise 0.7 that its own tests must catch, and correct answers written
+-- another way that they must pass (see tests/mistakes/README). The chapter asks for the
+-- softmax within a tolerance, not for its bits: a form that only rounds otherwise
+-- (x_r[j] *= 1.0f / sum, a sum in double, another order) is correct.
+local BODY = [[
+    for (long r = 0; r < rows; r++) {                     // one row at a time
+        float *x_r = x + r * n;                           // (n)
+        float max = -INFINITY, sum = 0.0f;
+        for (int j = 0; j < n; j++) if (x_r[j] > max) max = x_r[j];
+        for (int j = 0; j < n; j++) { x_r[j] = expf(x_r[j] - max); sum += x_r[j]; }
+        for (int j = 0; j < n; j++) x_r[j] /= sum;
+    }]]
 return {
+  -- correct answers, written another way
+  { exercise = "0.7", chapter = "chapters/00-tensors.md", correct = true,
+    mistake = "correct: each weight multiplied by 1.0f / sum, not divided by sum",
+    from = "for (int j = 0; j < n; j++) x_r[j] /= sum;",
+    to = "float inv = 1.0f / sum;\n        for (int j = 0; j < n; j++) x_r[j] *= inv;" },
+  { exercise = "0.7", chapter = "chapters/00-tensors.md", correct = true,
+    mistake = "correct: the sum kept in double, the rows taken last to first, the maximum by fmaxf",
+    from = BODY,
+    to = [[
+    for (long r = rows - 1; r >= 0; r--) {
+        float *x_r = x + r * n, max = x_r[0];
+        double sum = 0.0;
+        for (int j = 1; j < n; j++) max = fmaxf(max, x_r[j]);
+        for (int j = 0; j < n; j++) sum += x_r[j] = expf(x_r[j] - max);
+        for (int j = 0; j < n; j++) x_r[j] = (float)(x_r[j] / sum);
+    }]] },
+  { exercise = "0.7", chapter = "chapters/00-tensors.md", correct = true,
+    mistake = "correct: pointers walked along the tensor, the exponentials summed from the last key to the first",
+    from = BODY,
+    to = [[
+    for (float *x_r = x, *end = x + rows * n; x_r < end; x_r += n) {
+        float max = -INFINITY, sum = 0.0f;
+        for (const float *p = x_r; p < x_r + n; p++) max = *p > max ? *p : max;
+        for (int j = n - 1; j >= 0; j--) { x_r[j] = expf(x_r[j] - max); sum += x_r[j]; }
+        for (float *p = x_r; p < x_r + n; p++) *p = *p / sum;
+    }]] },
+  -- mistakes
   -- Exercise 0.7: the three passes of softmax_lastdim (chapters/00-tensors.md)
   { exercise = "0.7", chapter = "chapters/00-tensors.md",
     mistake = "no maximum: expf(x_j), the formula of Exercise 0.1",

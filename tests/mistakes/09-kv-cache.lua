@@ -1,8 +1,63 @@
--- Mistakes in Exercise 9.6 that its own tests must catch (see tests/mistakes/README).
+-- Mistakes in Exercise 9.6 that its own tests must catch, and correct answers written
+-- another way that they must pass (see tests/mistakes/README).
 local CH = "chapters/09-kv-cache.md"
 return {
   -- Exercise 9.6: append to the cache, score against it, mix its values (chapters/09-kv-cache.md)
-  { exercise = "9.6", chapter = CH,
+  -- correct answers, written another way
+  { exercise = "9.6", chapter = CH, correct = true,
+    mistake = "correct: each score divided by sqrtf(hd), not multiplied by its reciprocal",
+    from = [[
+for (int bg = 0; bg < B * G; bg++) {
+    const float *keys = c->k.data + (long)bg * c->max_len * hd;   // k_cache[b, g]: (T_max, hd)
+    matmul_bt(att_t + (long)bg * R * S, q.data + (long)bg * R * hd,
+              keys, 1, R, S, hd, 1.0f / sqrtf((float)hd));
+}]],
+    to = [[
+for (int bg = 0; bg < B * G; bg++)
+    for (int r = 0; r < R; r++)
+        for (int s = 0; s < S; s++) {
+            float dot = 0.0f;
+            for (int i = 0; i < hd; i++)
+                dot += q.data[((long)bg * R + r) * hd + i] * c->k.data[((long)bg * c->max_len + s) * hd + i];
+            att_t[((long)bg * R + r) * S + s] = dot / sqrtf((float)hd);
+        }]] },
+  { exercise = "9.6", chapter = CH, correct = true,
+    mistake = "correct: the queries scaled first, then the dot products",
+    from = "matmul_bt(att_t + (long)bg * R * S, q.data + (long)bg * R * hd,\n              keys, 1, R, S, hd, 1.0f / sqrtf((float)hd));",
+    to = [[
+if (bg == 0) for (long i = 0; i < q.size; i++) q.data[i] *= 1.0f / sqrtf((float)hd);
+    matmul_bt(att_t + (long)bg * R * S, q.data + (long)bg * R * hd, keys, 1, R, S, hd, 1.0f);]] },
+  { exercise = "9.6", chapter = CH, correct = true,
+    mistake = "correct: the values added from the last cached token to the first",
+    from = "matmul(mixed.data + (long)bg * R * hd, att_t + (long)bg * R * S, values, 1, R, hd, S);",
+    to = [[
+for (int r = 0; r < R; r++)
+        for (int d = 0; d < hd; d++) {
+            float sum = 0.0f;
+            for (int s = S - 1; s >= 0; s--) sum += att_t[((long)bg * R + r) * S + s] * values[(long)s * hd + d];
+            mixed.data[((long)bg * R + r) * hd + d] = sum;
+        }]] },
+  { exercise = "9.6", chapter = CH, correct = true,
+    mistake = "correct: the append as a loop over every number, the count kept as len + 1",
+    from = [[
+for (int bg = 0; bg < B * G; bg++) {                      // (b, g) pairs, in the cache's order
+    float *k_bgt = c->k.data + ((long)bg * c->max_len + t) * hd;   // k_cache[b, g, t, :]
+    float *v_bgt = c->v.data + ((long)bg * c->max_len + t) * hd;
+    memcpy(k_bgt, k.data + (long)bg * hd, (size_t)hd * sizeof(float));
+    memcpy(v_bgt, v.data + (long)bg * hd, (size_t)hd * sizeof(float));
+}
+c->len = S;                                               // the cache now holds tokens 0 .. t]],
+    to = [[
+for (int b = 0; b < B; b++)
+    for (int g = 0; g < G; g++)
+        for (int i = 0; i < hd; i++) {
+            long at = (((long)b * G + g) * c->max_len + t) * hd + i, from = ((long)b * G + g) * hd + i;
+            c->k.data[at] = k.data[from];
+            c->v.data[at] = v.data[from];
+        }
+c->len = c->len + 1;                                      // t tokens before, t + 1 now
+(void)S;]] },
+  { exercise = "9.6", chapter = CH, names = "cache says it holds",
     mistake = "the token not counted: the append without c->len = S",
     from = "c->len = S;                                               // the cache now holds tokens 0 .. t",
     to = "" },
@@ -48,7 +103,7 @@ for (int bh = 0; bh < B * H; bh++)
     mistake = "a tensor from the wrong step: pass 1's new keys k scored, not the cache",
     from = "matmul_bt(att_t + (long)bg * R * S, q.data + (long)bg * R * hd,\n              keys, 1, R, S, hd, 1.0f / sqrtf((float)hd));",
     to = "matmul_bt(att_t + (long)bg * R * S, q.data + (long)bg * R * hd, k.data + (long)bg * hd, 1, R, S, hd, 1.0f / sqrtf((float)hd)); (void)keys;" },
-  { exercise = "9.6", chapter = CH,
+  { exercise = "9.6", chapter = CH, names = "average the keys",
     mistake = "a tensor from the wrong step: the cached keys mixed in pass 5, not the values",
     from = "const float *values = c->v.data + (long)bg * c->max_len * hd;",
     to = "const float *values = c->k.data + (long)bg * c->max_len * hd;" },
@@ -72,37 +127,4 @@ for (int bh = 0; bh < B * H; bh++)
     mistake = "a group's query heads taken at row bg, not bg * R",
     from = "q.data + (long)bg * R * hd,\n              keys,",
     to = "q.data + (long)bg * hd,\n              keys," },
-  { exercise = "9.6", chapter = CH,
-    mistake = "each score divided by sqrt(hd), not multiplied by its reciprocal (other bits)",
-    from = [[
-for (int bg = 0; bg < B * G; bg++) {
-    const float *keys = c->k.data + (long)bg * c->max_len * hd;   // k_cache[b, g]: (T_max, hd)
-    matmul_bt(att_t + (long)bg * R * S, q.data + (long)bg * R * hd,
-              keys, 1, R, S, hd, 1.0f / sqrtf((float)hd));
-}]],
-    to = [[
-for (int bg = 0; bg < B * G; bg++)
-    for (int r = 0; r < R; r++)
-        for (int s = 0; s < S; s++) {
-            float dot = 0.0f;
-            for (int i = 0; i < hd; i++)
-                dot += q.data[((long)bg * R + r) * hd + i] * c->k.data[((long)bg * c->max_len + s) * hd + i];
-            att_t[((long)bg * R + r) * S + s] = dot / sqrtf((float)hd);
-        }]] },
-  { exercise = "9.6", chapter = CH,
-    mistake = "the queries scaled first, then the dot products (other bits)",
-    from = "matmul_bt(att_t + (long)bg * R * S, q.data + (long)bg * R * hd,\n              keys, 1, R, S, hd, 1.0f / sqrtf((float)hd));",
-    to = [[
-if (bg == 0) for (long i = 0; i < q.size; i++) q.data[i] *= 1.0f / sqrtf((float)hd);
-    matmul_bt(att_t + (long)bg * R * S, q.data + (long)bg * R * hd, keys, 1, R, S, hd, 1.0f);]] },
-  { exercise = "9.6", chapter = CH,
-    mistake = "the values added from the last cached token to the first (other bits)",
-    from = "matmul(mixed.data + (long)bg * R * hd, att_t + (long)bg * R * S, values, 1, R, hd, S);",
-    to = [[
-for (int r = 0; r < R; r++)
-        for (int d = 0; d < hd; d++) {
-            float sum = 0.0f;
-            for (int s = S - 1; s >= 0; s--) sum += att_t[((long)bg * R + r) * S + s] * values[(long)s * hd + d];
-            mixed.data[((long)bg * R + r) * hd + d] = sum;
-        }]] },
 }

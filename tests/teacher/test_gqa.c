@@ -20,14 +20,14 @@
 /* GroupedQueryAttention in double, tests/reference.h's pass: K and V are
  * (B, T, G*hd); query head h reads their head h / R. A query that sees no key gets
  * NaN weights. */
-static void ref_gqa(double *out, double *att, const GQA *m, const Tensor *x, const Tensor *mask, int B, int T) {
+/* The module's case for tests/reference.h; its vis is malloc'd (the caller frees). */
+static RefCase case_of(const GQA *m, const Tensor *x, const Tensor *mask, int B, int T) {
     int D = m->dim, H = m->heads;
     RefWeights w = { m->q_w.data, m->q_b.data, m->k_w.data, m->k_b.data, m->v_w.data, m->v_b.data, m->o_w.data,
                      m->o_b.data };
     float *vis = ref_visible(mask, 4, (int[]){ B, H, T, T });
     RefAttn a = { .B = B, .T = T, .H = H, .G = m->kv_heads, .hd = D / H, .vis = vis, .hide = REF_FILL_INF };
-    ref_attention(out, att, &w, x->data, x->data, x->data, D, &a);
-    free(vis);
+    return (RefCase){ w, x->data, x->data, x->data, D, a, NULL, NULL };
 }
 
 /* Two tests: the program's weights and output against the reference. q_proj's
@@ -42,10 +42,16 @@ static void check_case(const char *what, int B, int T, int D, int H, int G, uint
     Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
     double *ratt = calloc(att.size, sizeof(double)), *rout = calloc(out.size, sizeof(double));
     STUDENT(gqa_forward(out.data, att.data, &m, x.data, mask, B, T));
-    ref_gqa(rout, ratt, &m, &x, mask, B, T);
-    close_ok(att.data, ratt, att.size, 1e-6, 0, "%s: the weights (B, H, T, T) match a head-by-head double reference", what);
-    close_ok(out.data, rout, out.size, 1e-5, 0, "%s: the output matches the reference", what);
-    free(ratt); free(rout);
+    RefCase c = case_of(&m, &x, mask, B, T);
+    double *eatt = ref_new(att.size), *eout = ref_new(out.size);
+    ref_attention_err(rout, eout, ratt, eatt, &c.w, x.data, x.data, x.data, D, &c.a);
+    int good = within_ok(att.data, ratt, eatt, att.size, "%s: the weights (B, H, T, T) match a head-by-head double "
+                         "reference, within what float32 rounding allows", what);
+    good &= within_ok(out.data, rout, eout, out.size, "%s: the output matches the reference", what);
+    c.out = out.data, c.att = att.data;
+    if (!good) ref_explain(&c, NULL, 0);
+    free((float *)c.a.vis);
+    free(ratt); free(rout); free(eatt); free(eout);
     tensor_free(&att); tensor_free(&out); tensor_free(&x);
     free_module(&m);
 }

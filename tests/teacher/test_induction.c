@@ -10,23 +10,16 @@
 #include "induction.c"
 #include "tap.h"
 #include "run.h"
-
-/* torch.optim.Adam's step (_single_tensor_adam) in double, for n weights at step t. */
-static void torch_adam(double *w, double *m, double *v, const float *g, long n, const Adam *o, int t) {
-    double b1 = o->beta1, b2 = o->beta2, c1 = 1 - pow(b1, t), c2 = 1 - pow(b2, t);
-    for (long i = 0; i < n; i++) {
-        m[i] = b1 * m[i] + (1 - b1) * g[i];
-        v[i] = b2 * v[i] + (1 - b2) * (double)g[i] * g[i];
-        w[i] -= o->lr / c1 * m[i] / (sqrt(v[i]) / sqrt(c2) + o->eps);
-    }
-}
+#include "reference.h"
 
 /* `steps` steps of adam_update and of the reference on n weights from seed, each step's
- * gradient u * scale, u uniform in [-1, 1); the largest |w - reference| at the end. */
+ * gradient u * scale, u uniform in [-1, 1); the largest |w - reference| at the end, as a
+ * fraction of the bound of a float32 pass (tests/reference.h's ref_adam_err). */
 static double run_against_reference(const Adam *given, long n, int steps, float scale, uint64_t seed) {
     float *w = malloc(sizeof(float) * n), *m = calloc(n, sizeof(float)), *v = calloc(n, sizeof(float));
     float *g = malloc(sizeof(float) * n);
     double *wd = malloc(sizeof(double) * n), *md = calloc(n, sizeof(double)), *vd = calloc(n, sizeof(double));
+    double *ew = calloc(n, sizeof(double)), *em = calloc(n, sizeof(double)), *ev = calloc(n, sizeof(double));
     Adam o = *given;
     Rng r;
     rng_seed(&r, seed);
@@ -36,11 +29,11 @@ static double run_against_reference(const Adam *given, long n, int steps, float 
         rand_uniform(g, n, -scale, scale, &r);
         o.t = t;
         STUDENT(adam_update(w, m, v, g, n, &o));
-        torch_adam(wd, md, vd, g, n, &o, t);
+        ref_adam_err(wd, ew, md, em, vd, ev, g, n, o.lr, o.beta1, o.beta2, o.eps, t);
     }
     double worst = 0;
-    for (long i = 0; i < n; i++) worst = isnan(w[i]) ? INFINITY : fmax(worst, fabs(w[i] - wd[i]));
-    free(w); free(m); free(v); free(g); free(wd); free(md); free(vd);
+    for (long i = 0; i < n; i++) worst = isnan(w[i]) ? INFINITY : fmax(worst, fabs(w[i] - wd[i]) / ew[i]);
+    free(w); free(m); free(v); free(g); free(wd); free(md); free(vd); free(ew); free(em); free(ev);
     return worst;
 }
 
@@ -57,8 +50,15 @@ static void test_pytorch_numbers(void) {
         o.t = t;
         STUDENT(adam_update(w, m, v, g[t - 1], 5, &o));
     }
-    close_ok(w, want_w, 5, 1e-6, 0, "three steps with betas (0.8, 0.99), eps 1e-3, lr 0.1 give the weights "
-             "torch.optim.Adam printed, within 1e-6");
+    /* PyTorch's float32 steps and the student's, each within the bound of a float32 pass of
+     * the exact ones: within twice it of each other, and half a unit for the printing */
+    double wd[5], md[5] = {0}, vd[5] = {0}, ew[5] = {0}, em[5] = {0}, ev[5] = {0}, bound[5];
+    static const float w0[5] = { 0.5f, -0.25f, 1.0f, 0.0f, -2.0f };
+    for (int i = 0; i < 5; i++) wd[i] = w0[i];
+    for (int t = 1; t <= 3; t++) ref_adam_err(wd, ew, md, em, vd, ev, g[t - 1], 5, o.lr, o.beta1, o.beta2, o.eps, t);
+    for (int i = 0; i < 5; i++) bound[i] = 2 * ew[i] + 0.5e-9 * fabs(want_w[i]);
+    within_ok(w, want_w, bound, 5, "three steps with betas (0.8, 0.99), eps 1e-3, lr 0.1 give the weights "
+              "torch.optim.Adam printed, within what float32 rounding allows");
 }
 
 /* eps = 0.5 against gradients of 0.01 to 1: the step is lr * m_hat / (sqrt(v_hat) + eps),
@@ -67,12 +67,15 @@ static void test_large_eps(void) {
     enum { N = 6 };
     float w[N] = {0}, m[N] = {0}, v[N] = {0}, g[N] = { 0.01f, -0.03f, 0.1f, -0.3f, 1.0f, -1.0f }, want[N];
     Adam o = { .lr = 0.1f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 0.5f, .t = 1 };
-    for (int i = 0; i < N; i++) want[i] = -0.1f * g[i] / (fabsf(g[i]) + 0.5f);
+    double wd[N] = {0}, md[N] = {0}, vd[N] = {0}, ew[N] = {0}, em[N] = {0}, ev[N] = {0};
+    (void)want;
+    ref_adam_err(wd, ew, md, em, vd, ev, g, N, o.lr, o.beta1, o.beta2, o.eps, 1);   /* lr * g / (|g| + eps) on paper */
     STUDENT(adam_update(w, m, v, g, N, &o));
-    close_ok(w, want, N, 1e-7, 1e-5, "eps 0.5: the first step is lr * g / (|g| + eps), eps added after the square "
-             "root of v_hat (a gradient of 0.01 moves 0.002, not lr)");
+    within_ok(w, wd, ew, N, "eps 0.5: the first step is lr * g / (|g| + eps), eps added after the square "
+              "root of v_hat (a gradient of 0.01 moves 0.002, not lr), within what float32 rounding allows");
     double worst = run_against_reference(&o, 20, 10, 0.5f, 1202);
-    ok(worst <= 1e-6, "eps 0.5: 10 steps on 20 weights are torch's within 1e-6 (%.2g)", worst);
+    ok(worst <= 1, "eps 0.5: 10 steps on 20 weights are torch's, within what float32 rounding allows (%.2g of the "
+       "bound)", worst);
 }
 
 /* beta1 = beta2 = 0: m = g, v = g^2, no correction (1 - 0^t = 1): sign descent. */
@@ -110,7 +113,8 @@ static void test_many_steps(void) {
     ok(worst <= 1e-3, "2000 steps of a constant gradient move each weight by 2000 * lr * sign(g) = 2 within 1e-3 "
        "(%.2g): the corrections keep every step at lr, early and late", worst);
     double ref = run_against_reference(&o, 9, STEPS, 1.0f, 1203);
-    ok(ref <= 1e-5, "2000 steps of changing gradients on 9 weights end within 1e-5 of torch's (%.2g)", ref);
+    ok(ref <= 1, "2000 steps of changing gradients on 9 weights end at torch's weights, within what float32 rounding "
+       "allows (%.2g of the bound)", ref);
 }
 
 /* Lengths that are no multiple of anything, and the memory around the arrays. */
@@ -119,8 +123,8 @@ static void test_lengths(void) {
     static const long lengths[] = { 1, 3, 7, 131, 1021 };
     double worst = 0;
     for (int k = 0; k < 5; k++) worst = fmax(worst, run_against_reference(&o, lengths[k], 3, 2.0f, 1210 + k));
-    ok(worst <= 1e-6, "n = 1, 3, 7, 131 and 1021: every weight, the last one too, is torch's after 3 steps (%.2g)",
-       worst);
+    ok(worst <= 1, "n = 1, 3, 7, 131 and 1021: every weight, the last one too, is torch's after 3 steps, within what "
+       "float32 rounding allows (%.2g of the bound)", worst);
     enum { N = 13 };
     float w[N + 2], m[N + 2], v[N + 2], g[N + 2];
     for (int i = 0; i < N + 2; i++) w[i] = m[i] = v[i] = 7.0f, g[i] = 0.5f;

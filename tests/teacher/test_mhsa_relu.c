@@ -20,26 +20,34 @@
  * (B, T, D) after the ReLU, and raw (B, H, T, T), the scores q . k before anything
  * is added. Head h is columns h*hd .. h*hd + hd - 1 of the projections; no scale;
  * with causal set, -10000 added to the keys after the query. */
-static void reference(double *att, double *out, double *raw, const MhsaRelu *m, const float *x, int causal, int B, int T) {
+static RefCase case_of(const MhsaRelu *m, const float *x, int causal, int B, int T) {
+    RefWeights w = { m->wq.data, m->bq.data, m->wk.data, m->bk.data, m->wv.data, m->bv.data, m->wo.data, m->bo.data };
+    RefAttn a = { .B = B, .T = T, .H = m->heads, .hd = m->dim / m->heads, .divisor = 1.0, .causal = causal,
+                  .hide = REF_ADD_10000 };
+    return (RefCase){ w, x, x, x, m->dim, a, NULL, NULL };
+}
+
+/* The same, computed, with in eatt and eout how far a float32 pass, its sums in any
+ * order, may be from att and out (the ReLU brings no two numbers further apart). */
+static void reference(double *att, double *out, double *raw, double *eatt, double *eout, const MhsaRelu *m,
+                      const float *x, int causal, int B, int T) {
     int D = m->dim;
     long BT = (long)B * T;
-    RefWeights w = { m->wq.data, m->bq.data, m->wk.data, m->bk.data, m->wv.data, m->bv.data, m->wo.data, m->bo.data };
-    RefAttn a = { .B = B, .T = T, .H = m->heads, .hd = D / m->heads, .divisor = 1.0, .causal = causal,
-                  .hide = REF_ADD_10000 };
+    RefCase c = case_of(m, x, causal, B, T);
     double *xd = ref_doubles(x, BT * D), *q = ref_new(BT * D), *k = ref_new(BT * D);
-    ref_linear(q, xd, w.q_w, w.q_b, BT, D, D);
-    ref_linear(k, xd, w.k_w, w.k_b, BT, D, D);
-    ref_scores(raw, q, k, &a);
-    ref_attention(out, att, &w, x, x, x, D, &a);
+    ref_linear(q, xd, c.w.q_w, c.w.q_b, BT, D, D);
+    ref_linear(k, xd, c.w.k_w, c.w.k_b, BT, D, D);
+    ref_scores(raw, q, k, &c.a);
+    ref_attention_err(out, eout, att, eatt, &c.w, x, x, x, D, &c.a);
     for (long i = 0; i < BT * D; i++) if (out[i] < 0) out[i] = 0;
     free(xd); free(q); free(k);
 }
 
-/* Largest |got - want| over n numbers; NaN if any got is NaN. */
-static double worst(const float *got, const double *want, long n) {
+/* Largest |got - want| over n numbers as a fraction of its bound; NaN if any got is NaN. */
+static double worst(const float *got, const double *want, const double *bound, long n) {
     double e = 0;
     for (long i = 0; i < n; i++) {
-        double d = fabs(got[i] - want[i]);
+        double d = fabs(got[i] - want[i]) / bound[i];
         if (isnan(d)) return NAN;
         e = fmax(e, d);
     }
@@ -48,7 +56,7 @@ static double worst(const float *got, const double *want, long n) {
 
 /* One test: a module drawn from seed by the program itself, its queries and
  * keys multiplied by grow, run forward and compared with the reference, the
- * weights within 1e-6 and the output within 1e-5. With want_far set, the case
+ * weights and the output within the bound of a float32 pass. With want_far set, the case
  * must also hold a row where a hidden key's score is over 10000 above every
  * visible one, and one whose visible scores all lie below -10100. */
 static void check(const char *what, int B, int T, int D, int H, int causal, uint64_t seed, float grow, int want_far) {
@@ -60,9 +68,9 @@ static void check(const char *what, int B, int T, int D, int H, int causal, uint
         for (long i = 0; i < grown[g]->size; i++) grown[g]->data[i] *= grow;
     Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
     double *ratt = malloc(sizeof *ratt * att.size), *raw = malloc(sizeof *raw * att.size);
-    double *rout = malloc(sizeof *rout * out.size);
+    double *rout = malloc(sizeof *rout * out.size), *eatt = ref_new(att.size), *eout = ref_new(out.size);
     STUDENT(mhsa_relu_forward(out.data, att.data, &m, x.data, causal, B, T));
-    reference(ratt, rout, raw, &m, x.data, causal, B, T);
+    reference(ratt, rout, raw, eatt, eout, &m, x.data, causal, B, T);
     int above = 0, below = 0;
     for (long r = 0; r < (long)B * H * T; r++) {
         double seen = -INFINITY, hidden = -INFINITY;
@@ -73,13 +81,18 @@ static void check(const char *what, int B, int T, int D, int H, int causal, uint
         above |= hidden - 10000 > seen + 100;
         below |= t < T - 1 && seen < -10100;
     }
-    double ea = worst(att.data, ratt, att.size), eo = worst(out.data, rout, out.size);
-    int pass = ea <= 1e-6 && eo <= 1e-5 && (!want_far || (above && below));
-    ok(pass, "%s: (B, T, D, H) = (%d, %d, %d, %d)%s, weights and output match the reference", what, B, T, D, H,
-       causal ? ", causal" : "");
-    if (!pass) diag("largest error: %g in the weights (atol 1e-6), %g in the output (atol 1e-5)%s", ea, eo,
+    double ea = worst(att.data, ratt, eatt, att.size), eo = worst(out.data, rout, eout, out.size);
+    int pass = ea <= 1 && eo <= 1 && (!want_far || (above && below));
+    ok(pass, "%s: (B, T, D, H) = (%d, %d, %d, %d)%s, weights and output match the reference, within what float32 "
+       "rounding allows", what, B, T, D, H, causal ? ", causal" : "");
+    if (!pass) diag("largest error: %g in the weights, %g in the output, times their bounds%s", ea, eo,
                     want_far && !(above && below) ? "; the case has lost the rows it is for" : "");
-    free(ratt); free(raw); free(rout);
+    if (!pass && !tap_stub[0] && !(ea <= 1 && eo <= 1)) {
+        RefCase c = case_of(&m, x.data, causal, B, T);
+        c.att = att.data;                                   /* out is after the ReLU, which the suspects lack */
+        ref_explain(&c, NULL, 0);
+    }
+    free(ratt); free(raw); free(rout); free(eatt); free(eout);
     tensor_free(&att); tensor_free(&out); tensor_free(&x);
     free_module(&m);
 }

@@ -14,20 +14,14 @@
 #define MODULE_SELFATT_V2
 #include "reference.h"
 
-/* att (B, T, T) and out (B, T, D) of SelfAttV2, in double: tests/reference.h's pass,
- * Q, K and V read straight from the three blocks of rows of proj. */
-static void reference(double *out, double *att, const SelfAttV2 *m, const float *x, int B, int T) {
+/* SelfAttV2 for tests/reference.h's pass (ref_check): Q, K and V read straight from
+ * the three blocks of rows of proj. */
+static RefCase case_of(const SelfAttV2 *m, const float *x, int B, int T) {
     int D = m->dim;
     const float *w = m->proj_w.data, *b = m->proj_b.data;
     /* q: rows [0, D), k: rows [D, 2D), v: rows [2D, 3D) */
     RefWeights ws = { w, b, w + D * D, b + D, w + 2 * D * D, b + 2 * D, m->out_w.data, m->out_b.data };
-    ref_attention(out, att, &ws, x, x, x, D, &(RefAttn){ .B = B, .T = T, .H = 1, .hd = D });
-}
-
-static double worst(const float *got, const double *want, long n) {
-    double w = 0;
-    for (long i = 0; i < n; i++) w = isnan(got[i]) ? INFINITY : fmax(w, fabs(got[i] - want[i]));
-    return w;
+    return (RefCase){ ws, x, x, x, D, { .B = B, .T = T, .H = 1, .hd = D }, NULL, NULL };
 }
 
 /* One test: SelfAttV2 on (B, T, D) from `seed` against the reference. */
@@ -39,11 +33,10 @@ static void check(int B, int T, int D, uint64_t seed, const char *what) {
     Tensor att = tensor_new3(B, T, T), out = tensor_new3(B, T, D);
     double *ratt = calloc(att.size, sizeof *ratt), *rout = calloc(out.size, sizeof *rout);
     STUDENT(selfatt_v2_forward(out.data, att.data, &m, x.data, B, T));
-    reference(rout, ratt, &m, x.data, B, T);
-    double ew = worst(att.data, ratt, att.size), eo = worst(out.data, rout, out.size);
-    ok(ew <= 1e-6 && eo <= 1e-5, "(B, T, D) = (%d, %d, %d), seed %llu, %s: weights and output match a double-precision reference",
-       B, T, D, (unsigned long long)seed, what);
-    if (ew > 1e-6 || eo > 1e-5) diag("largest error: weights %.3g, output %.3g", ew, eo);
+    RefCase c = case_of(&m, x.data, B, T);
+    c.out = out.data, c.att = att.data;
+    ref_check(&c, NULL, 0, "(B, T, D) = (%d, %d, %d), seed %llu, %s: weights and output match a double-precision "
+              "reference, within what float32 rounding allows", B, T, D, (unsigned long long)seed, what);
     free(ratt); free(rout);
     tensor_free(&att); tensor_free(&out); tensor_free(&x);
     free_v2_module(&m);

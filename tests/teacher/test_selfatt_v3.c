@@ -18,14 +18,13 @@
 #define MODULE_SELFATT_V3
 #include "reference.h"
 
-/* att (B, T, T) and out (B, T, D) of SelfAttV3 in eval mode, in double:
- * tests/reference.h's pass, q, k and v read from proj's three blocks of rows, the
- * mask spelled out by broadcasting coordinates. */
-static void reference(double *out, double *att, const SelfAttV3 *m, const float *x, const float *vis, int B, int T) {
+/* SelfAttV3 in eval mode for tests/reference.h's pass: q, k and v read from proj's
+ * three blocks of rows, the mask (vis) spelled out by broadcasting coordinates. */
+static RefCase case_of(const SelfAttV3 *m, const float *x, const float *vis, int B, int T) {
     int D = m->dim;
     const float *w = m->proj_w.data, *b = m->proj_b.data;
     RefWeights ws = { w, b, w + D * D, b + D, w + 2 * D * D, b + 2 * D, m->out_w.data, m->out_b.data };
-    ref_attention(out, att, &ws, x, x, x, D, &(RefAttn){ .B = B, .T = T, .H = 1, .hd = D, .vis = vis });
+    return (RefCase){ ws, x, x, x, D, { .B = B, .T = T, .H = 1, .hd = D, .vis = vis }, NULL, NULL };
 }
 
 /* One test: the module m on x (B, T, D) under `mask`, against the reference;
@@ -36,20 +35,27 @@ static void check_case(const SelfAttV3 *m, const Tensor *x, const Tensor *mask, 
     double *ratt = calloc(att.size, sizeof *ratt), *rout = calloc(out.size, sizeof *rout);
     float *vis = ref_visible(mask, 3, (int[]){ B, T, T });        /* (B, T, T), 1 where visible */
     STUDENT(selfatt_v3_forward(out.data, att.data, drop.data, m, x->data, mask, 0.0f, NULL, B, T));
-    reference(rout, ratt, m, x->data, vis, B, T);
-    double ew = 0, eo = 0;
+    double *eatt = ref_new(att.size), *eout = ref_new(out.size);
+    RefCase c = case_of(m, x->data, vis, B, T);
+    ref_attention_err(rout, eout, ratt, eatt, &c.w, x->data, x->data, x->data, D, &c.a);
+    double ew = 0, eo = 0;                            /* the largest error, as a fraction of its bound */
     long leaked = 0;
-    for (long i = 0; i < att.size; i++) ew = isnan(att.data[i]) ? INFINITY : fmax(ew, fabs(att.data[i] - ratt[i]));
-    for (long i = 0; i < out.size; i++) eo = isnan(out.data[i]) ? INFINITY : fmax(eo, fabs(out.data[i] - rout[i]));
+    for (long i = 0; i < att.size; i++) ew = isnan(att.data[i]) ? INFINITY : fmax(ew, fabs(att.data[i] - ratt[i]) / eatt[i]);
+    for (long i = 0; i < out.size; i++) eo = isnan(out.data[i]) ? INFINITY : fmax(eo, fabs(out.data[i] - rout[i]) / eout[i]);
     for (long r = 0; r < (long)B * T; r++) {
         int any = 0;
         for (int s = 0; s < T; s++) any |= vis[r * T + s] != 0.0f;
         for (int s = 0; s < T && any; s++) leaked += vis[r * T + s] == 0.0f && att.data[r * T + s] != 0.0f;
     }
-    int good = ew <= 1e-6 && eo <= 1e-5 && leaked == 0;
-    ok(good, "%s: weights and output match a double-precision reference, hidden keys at exactly 0", what);
-    if (!good) diag("largest error: weights %.3g, output %.3g; %ld hidden keys got weight", ew, eo, leaked);
-    free(ratt); free(rout); free(vis);
+    int good = ew <= 1 && eo <= 1 && leaked == 0;
+    ok(good, "%s: weights and output match a double-precision reference within what float32 rounding allows, hidden "
+       "keys at exactly 0", what);
+    if (!good && !tap_stub[0]) {
+        diag("largest error: weights %.3g, output %.3g times their bounds; %ld hidden keys got weight", ew, eo, leaked);
+        c.out = out.data, c.att = att.data;
+        ref_explain(&c, NULL, 0);
+    }
+    free(ratt); free(rout); free(vis); free(eatt); free(eout);
     tensor_free(&att); tensor_free(&drop); tensor_free(&out);
 }
 
