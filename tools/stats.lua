@@ -4,7 +4,8 @@ Usage: lua5.4 tools/stats.lua [--check] CHAPTER.md ...
 
 For every chapter it prints one line: words (as `wc -w` counts them), code
 blocks, the longest block, the blocks that have no sentence before them or no
-paragraph after them, and the chapter's C lines by job:
+paragraph after them, how many words a reader reads before the first figure
+and before the first map of a hand-set example, and the chapter's C lines by job:
 
   idea       the module itself: its tensors, its forward pass, its counts
   machinery  making a case, loading, printing, dumping, freeing, parsing, main
@@ -121,10 +122,40 @@ local function neighbour(lines, from, step)
   return lines[i]
 end
 
+local figure_at
 local function words(text)
   local n = 0
   for _ in text:gmatch("%S+") do n = n + 1 end
   return n
+end
+
+-- How many words a reader has read before the first figure (example: before the
+-- first map whose caption's command runs a hand-set example, --example; a
+-- drawing, which mk/ draws with tools/draw_*.gp, is not a map),
+-- or nil when the chapter has none.
+local drawings                       -- figures drawn by tools/draw_*.gp: drawings of ideas, not maps
+figure_at = function(lines, example)
+  if example and not drawings then
+    drawings = {}
+    local ls = io.popen("cat mk/*.mk 2>/dev/null")
+    for line in ls:lines() do
+      local name = line:match("^%$%(FIG%)/([%w_]+%.svg):.*tools/draw_")
+      if name then drawings[name] = true end
+    end
+    ls:close()
+  end
+  local before, i = 0, 1
+  while i <= #lines do
+    if lines[i]:match("^!%[") then
+      local j, caption = i, lines[i]
+      while not lines[j]:find("](", 1, true) and lines[j + 1] do j = j + 1 caption = caption .. " " .. lines[j] end
+      local file = caption:match("%]%([^)]*/([%w_]+%.svg)%)")
+      if not example or (caption:find("--example", 1, true) and not drawings[file or ""]) then return before end
+    end
+    before = before + words(lines[i])
+    i = i + 1
+  end
+  return nil
 end
 
 -- Which function each C line sits in. Returns, per block, a list of
@@ -187,6 +218,7 @@ local function chapter_stats(path, all_refs)
   local text = U.must_read(path)
   local lines = lines_of(text)
   local s = { path = path, words = words(text), blocks = 0, longest = 0, longest_at = 0,
+              first_figure = figure_at(lines, false), example_map = figure_at(lines, true),
               no_before = {}, no_after = {}, idea = 0, machinery = 0, over = {},
               wiring = 0, c_lines = 0, wiring_chunks = {} }
   for _, b in ipairs(blocks_of(lines)) do
@@ -248,8 +280,9 @@ local function main(argv)
   end
 
   local failed = false
-  print(("%-30s %7s %6s %8s %7s %6s %6s %10s %9s %7s"):format(
-    "chapter", "words", "blocks", "longest", "C>25", "nobef", "noaft", "C lines", "machinery", "wiring"))
+  print(("%-30s %7s %6s %8s %7s %6s %6s %10s %9s %7s %6s %6s"):format(
+    "chapter", "words", "blocks", "longest", "C>25", "nobef", "noaft", "C lines", "machinery", "wiring",
+    "fig@", "map@"))
   for _, s in ipairs(chapters) do
     for _, b in ipairs(s.c_blocks or {}) do
       for k, fn in ipairs(b.counted) do
@@ -271,8 +304,9 @@ local function main(argv)
     local share = c > 0 and s.machinery / c or 0
     local name = s.path:match("([^/]+)%.md$") or s.path
     local wiring = s.c_lines > 0 and s.wiring / s.c_lines or 0
-    print(("%-30s %7d %6d %8d %7d %6d %6d %10d %8.0f%% %6.0f%%"):format(name, s.words, s.blocks, s.longest,
-      #s.over, #s.no_before, #s.no_after, c, 100 * share, 100 * wiring))
+    print(("%-30s %7d %6d %8d %7d %6d %6d %10d %8.0f%% %6.0f%% %6s %6s"):format(name, s.words, s.blocks, s.longest,
+      #s.over, #s.no_before, #s.no_after, c, 100 * share, 100 * wiring,
+      s.first_figure or "-", s.example_map or "-"))
     local numbered = tonumber(name:match("^(%d+)%-"))
     local miss = {}
     local most = name:match("^%u%-") and MAX_APPENDIX_WORDS or MAX_WORDS
@@ -299,7 +333,8 @@ local function main(argv)
   print("     C>25: C blocks over 25 lines; nobef, noaft: blocks without a sentence before, a paragraph after;")
   print("     C lines: lines of C blocks; machinery: their share not the idea, by function; wiring: their")
   print("     share in chunks that run a program (main, flags, the list of tensors, printing, files), by chunk")
-  print("     (-v, make stats V=1: which, where)")
+  print("     (-v, make stats V=1: which, where); fig@, map@: words read before the first figure, and")
+  print("     before the first map of a hand-set example (its caption's command has --example)")
   if failed then os.exit(1) end
 end
 
