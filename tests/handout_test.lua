@@ -15,10 +15,7 @@ local U = dofile(HERE .. "/../tools/util.lua")
 local ok, is = tap.ok, tap.is
 local q, sh, read, write = U.q, U.sh, U.read, U.write
 
-local ROOT = sh("cd " .. q(HERE .. "/..") .. " && pwd"):gsub("\n$", "")
-local TMP = os.tmpname()
-os.remove(TMP)
-local cleanup <close> = setmetatable({}, {__close = function() sh("rm -rf -- " .. q(TMP)) end})
+local ROOT, TMP, cleanup <close> = tap.scratch(HERE)     -- removed when the script ends
 
 -- Chapter 1 of the small book: a file block with a solution region (lines
 -- 5 to 9: the BEGIN marker is line 6), and a link to its solutions.

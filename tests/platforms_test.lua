@@ -17,10 +17,7 @@ local json = dofile(HERE .. "/../tools/json.lua")
 local ok, is = tap.ok, tap.is
 local q, sh, read, write = U.q, U.sh, U.read, U.write
 
-local ROOT = sh("cd " .. q(HERE .. "/..") .. " && pwd"):gsub("\n$", "")
-local TMP = os.tmpname()
-os.remove(TMP)
-local cleanup <close> = setmetatable({}, {__close = function() sh("rm -rf -- " .. q(TMP)) end})
+local ROOT, TMP, cleanup <close> = tap.scratch(HERE)     -- removed when the script ends
 -- not the settings of a make that runs this test (make test V=1, make grade FORMAT=tsv)
 local CLEAN = "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u FORMAT -u CHAPTERS -u EX -u ABH_WRAP -u ABH_BIN -u ABH_TAP_DIAG "
 

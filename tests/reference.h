@@ -52,6 +52,9 @@
  *   ref_visible(mask, ndim, shape)      the same, malloc'd; NULL for no mask
  *   ref_pattern(i, salt)                a fixed 0/1 pattern that looks random, about two
  *                                       thirds 1: element i of a test's mask
+ *   ref_heads(xh, x, B, n, heads, hd)   x (B, n, heads * hd) cut into heads, xh
+ *                                       (B, heads, n, hd): a plain copy loop, not the
+ *                                       chapters' split_heads
  *
  * Drawing a module runs the program's own code, as its main does: the case under
  * test, not the reference. A test includes its program, then tap.h, run.h and
@@ -187,6 +190,17 @@ REF_FN float ref_pattern(long i, unsigned salt) {
     uint64_t z = (uint64_t)i * 0x9E3779B97F4A7C15u + salt;
     z ^= z >> 29; z *= 0xBF58476D1CE4E5B9u; z ^= z >> 32;
     return (float)(z % 3 != 0);
+}
+
+/* xh[b, h, t, i] = x[b, t, h * hd + i]: x.view(B, n, heads, hd).transpose(1, 2), as a
+ * copy. The keys and queries the tests build for themselves, written apart from the
+ * code under test; copying changes no bit. */
+REF_FN void ref_heads(float *xh, const float *x, int B, int n, int heads, int hd) {
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < heads; h++)
+            for (int t = 0; t < n; t++)
+                for (int i = 0; i < hd; i++)
+                    xh[(((long)b * heads + h) * n + t) * hd + i] = x[((long)b * n + t) * heads * hd + (long)h * hd + i];
 }
 
 /* ---- how far a correct float32 answer may be from the exact one ------------------ */

@@ -16,6 +16,10 @@
     tap.done()                   "1..N" (unless planned) and exit: 0 when
                                  nothing failed, else 1, closing the main chunk's
                                  to-be-closed variables (a test's cleanup)
+    local ROOT, TMP, cleanup <close> = tap.scratch(HERE)
+                                 the book's top (absolute), a scratch path that
+                                 does not exist yet, and its remover, to hold in
+                                 a to-be-closed variable of the main chunk
 
 tap.count and tap.failed count the tests so far and the failed ones.
 
@@ -69,6 +73,23 @@ end
 function M.skip(name, reason)
   M.count = M.count + 1
   io.write("ok ", M.count, name and " - " .. name or "", " # SKIP ", reason, "\n")
+end
+
+-- The book's top, from the directory of the test (`here`), as an absolute
+-- path; a scratch path under the system's temporary directory, not made;
+-- and a to-be-closed value that removes it, even when the test dies.
+function M.scratch(here)
+  local function sh(command)
+    local p = assert(io.popen(command))
+    local out = p:read("a")
+    p:close()
+    return out
+  end
+  local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+  local root = sh("cd " .. q(here .. "/..") .. " && pwd"):gsub("\n$", "")
+  local tmp = os.tmpname()
+  os.remove(tmp)
+  return root, tmp, setmetatable({}, {__close = function() sh("rm -rf -- " .. q(tmp)) end})
 end
 
 function M.done()

@@ -285,8 +285,8 @@ static void check_full_pass(const Case *cs, uint64_t seed) {
     Tensor kh = tensor_new(4, (int[]){ B, G, T, hd }), vh = tensor_new(4, (int[]){ B, G, T, hd });
     linear(k.data, x.data, m.k_w.data, m.k_b.data, (long)B * T, D, G * hd);
     linear(v.data, x.data, m.v_w.data, m.v_b.data, (long)B * T, D, G * hd);
-    split_heads(kh.data, k.data, B, T, G, hd);
-    split_heads(vh.data, v.data, B, T, G, hd);
+    ref_heads(kh.data, k.data, B, T, G, hd);
+    ref_heads(vh.data, v.data, B, T, G, hd);
     ok(same_floats(c.k.data, kh.data, kh.size) && same_floats(c.v.data, vh.data, vh.size),
        "%s: the cache holds exactly the full pass's kh and vh, (B, G, T, hd), bit for bit", cs->what);
     tensor_free(&k); tensor_free(&v); tensor_free(&kh); tensor_free(&vh);

@@ -158,16 +158,18 @@ static void test_trick(void) {
     make_case(&m, &x, B, T, D, H, 5);
     Tensor att = tensor_new(4, (int[]){ B, H, T, T }), out = tensor_new3(B, T, D);
     STUDENT(mqa_forward(out.data, att.data, &m, x.data, NULL, B, T));
-    /* head by head: Q[b, h] (T, hd) against K[b] (T, hd), one matmul_bt of batch 1 each */
+    /* head by head: Q[b, h] (T, hd) against K[b] (T, hd), one unscaled matmul_bt of batch 1
+     * each, then every dot product times 1/sqrt(hd), as matmul_bt applies its alpha */
     Tensor q = tensor_new3(B, T, D), qh = tensor_new(4, (int[]){ B, H, T, hd }), k = tensor_new3(B, T, hd);
     Tensor each = tensor_new(4, (int[]){ B, H, T, T });
     linear(q.data, x.data, m.q_w.data, m.q_b.data, (long)B * T, D, D);
     linear(k.data, x.data, m.k_w.data, m.k_b.data, (long)B * T, D, hd);
-    split_heads(qh.data, q.data, B, T, H, hd);
+    ref_heads(qh.data, q.data, B, T, H, hd);
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++)
             matmul_bt(each.data + ((long)b * H + h) * T * T, qh.data + ((long)b * H + h) * T * hd,
-                      k.data + (long)b * T * hd, 1, T, T, hd, 1.0f / sqrtf((float)hd));
+                      k.data + (long)b * T * hd, 1, T, T, hd, 1.0f);
+    for (long i = 0; i < each.size; i++) each.data[i] = (1.0f / sqrtf((float)hd)) * each.data[i];
     STUDENT(softmax_lastdim(each.data, (long)B * H * T, T));     /* chapter 0's, Exercise 0.7 */
     double *ratt = ref_new(att.size), *eatt = ref_new(att.size), *rout = ref_new(out.size);
     RefCase student = case_of(&m, x.data, NULL, B, T, out.data, att.data);

@@ -259,7 +259,7 @@ static void test_decode(void) {
         Tensor k = tensor_new3(B, T, G * hd), kh = tensor_new(4, (int[]){ B, G, T, hd });
         Tensor cs_ = tensor_new3(B, T, hd / 2), sn = tensor_new3(B, T, hd / 2);
         linear(k.data, x.data, m.k_w.data, m.k_b.data, (long)B * T, cs->D, G * hd);
-        split_heads(kh.data, k.data, B, T, G, hd);
+        ref_heads(kh.data, k.data, B, T, G, hd);
         rope_angles(cs_.data, sn.data, pos.data, inv_freq.data, (long)B * T, hd);
         STUDENT(rope_rotate(kh.data, cs_.data, sn.data, ROPE_HALVES, B, G, T, hd));
         ok(c.len == T && same_floats(c.k.data, kh.data, kh.size), "%s: the cache holds each key turned once, at its "

@@ -114,10 +114,11 @@ static void test_against_reference(void) {
     }
 }
 
-/* SelfAttV1's four passes, as chapter 1 writes them: its three layers, then
- * chapter 0's kernels. Called here rather than selfatt_v1_forward, so that these
- * tests hold the split to V1's bits whatever the state of Exercise 1.6 (whose own
- * tests hold selfatt_v1_forward to these very kernels). */
+/* SelfAttV1's four passes: its three layers, chapter 0's kernels for the scores
+ * and the softmax, and the weighted sum as a loop that adds in matmul's order (each
+ * output a float sum over the keys, first to last). Called here rather than
+ * selfatt_v1_forward, so that these tests hold the split to V1's bits whatever the
+ * state of Exercise 1.6 (whose own tests hold selfatt_v1_forward to those bits). */
 static void v1_by_kernels(float *out, float *att, const SelfAttV1 *m, const float *x, int B, int T) {
     int D = m->dim;
     long BT = (long)B * T;
@@ -127,7 +128,13 @@ static void v1_by_kernels(float *out, float *att, const SelfAttV1 *m, const floa
     linear(v.data, x, m->value_w.data, m->value_b.data, BT, D, D);
     matmul_bt(att, q.data, k.data, B, T, T, D, 1.0f / sqrtf((float)D));
     softmax_lastdim(att, BT, T);
-    matmul(out, att, v.data, B, T, D, T);
+    for (long bt = 0; bt < BT; bt++)                    /* row t of sequence b */
+        for (int d = 0; d < D; d++) {
+            const float *w = att + bt * T, *v_b = v.data + (bt / T) * T * D;
+            float sum = 0.0f;
+            for (int s = 0; s < T; s++) sum += w[s] * v_b[(long)s * D + d];
+            out[bt * D + d] = sum;
+        }
     tensor_free(&q); tensor_free(&k); tensor_free(&v);
 }
 

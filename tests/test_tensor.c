@@ -323,17 +323,18 @@ static void test_linear(void) {
 
 static void test_matmuls(void) {
     static const int cases[][4] = { { 1, 1, 1, 1 }, { 3, 2, 2, 4 }, { 2, 5, 7, 3 }, { 4, 16, 9, 64 }, { 6, 8, 8, 16 } };
+    static const float alphas[] = { 1.0f, 0.5f, 0.3f, 0.125f, -2.0f };   /* any scale, 1 among them */
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         int batch = cases[c][0], M = cases[c][1], N = cases[c][2], K = cases[c][3];
         float *a = random_floats((long)batch * M * K, -1, 1, 40 + c), *b = random_floats((long)batch * N * K, -1, 1, 50 + c);
         float *out = malloc((size_t)batch * M * N * sizeof(float));
         double *want = malloc((size_t)batch * M * N * sizeof(double));
-        float alpha = 1.0f / sqrtf((float)K);
+        float alpha = alphas[c];
         matmul_bt(out, a, b, batch, M, N, K, alpha);
         ref_matmul(want, a, b, batch, M, N, K, alpha, 1);
         close_ok(out, want, (long)batch * M * N, 1e-5, 1e-5,
-                 "matmul_bt matches a double loop for (%d, %d, %d) @ (%d, %d, %d)^T, alpha 1/sqrt(%d)", batch, M, K,
-                 batch, N, K, K);
+                 "matmul_bt matches a double loop for (%d, %d, %d) @ (%d, %d, %d)^T, alpha %g", batch, M, K,
+                 batch, N, K, (double)alpha);
         matmul(out, a, b, batch, M, N, K);   /* b read as (batch, K, N) */
         ref_matmul(want, a, b, batch, M, N, K, 1.0, 0);
         close_ok(out, want, (long)batch * M * N, 1e-5, 1e-5, "matmul matches a double loop for (%d, %d, %d) @ (%d, %d, %d)",
