@@ -194,7 +194,7 @@ all: programs run $(if $(HANDOUT),,draw)
 
 ## List the targets.
 help:
-	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$1,t,":"); printf "  make %-17s %s\n", t[1], doc}; doc=""}' Makefile
+	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$1,t,":"); printf "  make %-17s %s\n", t[1], doc}; doc=""}' Makefile mk/wasm.mk
 	@echo "  Settings: MODE=release|debug  CC=...  V=1 (show commands)  FUZZ_SECONDS=60"
 	@echo "  Classes:  CHAPTERS=\"1 3\" (handout, grade)  HANDOUT_DIR=DIR (new, empty or a handout)  FORMAT=text|json|tsv|gradescope (grade)"
 	@echo "            SUBMISSION=DIR|URL (grade-submission)  RELATED=0 (grade: the chapters' own tests alone)"
@@ -428,8 +428,8 @@ bench: $(BENCHES:%=$(BIN)/%) $(if $(NPM),node_modules/.package-lock.json)
 stats: tools
 	$(Q)$(LUA) tools/stats.lua $(if $(filter 1,$(V)),-v) $(CHAPTER_FILES)
 
-## Write the web book, one page per chapter, to build/site/ (needs pandoc; open build/site/index.html).
-html: $(SITE_PAGES) $(SITE)/book.css $(SITE_FIGURES) tools/site/check.lua
+## Write the web book, one page per chapter, to build/site/ (needs pandoc; its Run it here panels, clang and wasi-libc).
+html: $(SITE_PAGES) $(SITE)/book.css $(SITE_FIGURES) tools/site/check.lua wasm
 	$(Q)$(LUA) tools/site/check.lua $(SITE) $(SITE_SOURCES) > $(SITE)/.check || { rm -f $(SITE)/.check; exit 1; }
 	@printf '  %-7s %s\n' HTML "$(SITE)/index.html: $$(cat $(SITE)/.check)"
 
