@@ -72,7 +72,7 @@ SCRIPT_TESTS := tests/tangle_test.lua tests/handout_test.lua tests/tools_test.lu
                 tests/figures_test.lua tests/cli_test.lua tests/pytorch_check.sh
 # The checks of outside tools that take minutes (make test-external): the web book and
 # the PDF in Chromium, and ONNX Runtime against chapter 10's mha_fast.
-EXTERNAL_TESTS := tests/site_test.sh tests/onnxruntime_check.sh
+EXTERNAL_TESTS := tests/site_test.sh tests/panel_test.sh tests/onnxruntime_check.sh
 
 ifeq ($(MODE),release)
   OUT := build
