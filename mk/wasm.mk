@@ -3,7 +3,8 @@
 # $(SITE)/wasm/NAME.wasm (wasm32-wasi, run in the page by tools/site/wasi.mjs) and
 # $(SITE)/run/NAME.js, the same bytes in base64, which a panel loads with a
 # <script> tag when it is opened (Chromium fetches no .wasm from file://).
-# $(SITE)/run/panel.js is the panel: tools/site/wasi.mjs made a classic script,
+# $(SITE)/run/panel.js is the panel: tools/site/wasi.mjs made a classic script
+# (the function abhWasiLayer, whose source panel.js also hands to a worker),
 # then tools/site/panel.js. make check-wasm holds every build to the native
 # program (tests/wasm_test.mjs). Debian: clang, lld, wasi-libc, libclang-rt-14-dev-wasm32.
 # Left out: the benchmarks (they time the native build, with threads), and
@@ -43,8 +44,8 @@ $(SITE)/run/%.js: $(SITE)/wasm/%.wasm
 	$(Q){ printf 'abhWasm("%s", "' $*; base64 -w0 $<; printf '");\n'; } > $@.tmp && mv $@.tmp $@
 $(SITE)/run/panel.js: tools/site/wasi.mjs tools/site/panel.js
 	$(Q)mkdir -p $(@D)
-	$(Q){ echo '"use strict";'; echo '(function () {'; sed 's/^export //' tools/site/wasi.mjs; \
-	      echo 'globalThis.abhRun = run;'; echo '})();'; cat tools/site/panel.js; } > $@.tmp && mv $@.tmp $@
+	$(Q){ echo '"use strict";'; echo 'function abhWasiLayer() {'; sed 's/^export //' tools/site/wasi.mjs; \
+	      echo 'return run;'; echo '}'; echo 'globalThis.abhRun = abhWasiLayer();'; cat tools/site/panel.js; } > $@.tmp && mv $@.tmp $@
 
 ## Run every program's WebAssembly build (node) on the native tests' cases: the same printout, the same .npy bytes.
 check-wasm: programs $(if $(WASM_TOOLS),$(WASM_PROGRAMS:%=$(SITE)/wasm/%.wasm))

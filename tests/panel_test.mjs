@@ -14,7 +14,8 @@
 // for, and no console error. The panel's scripts weigh at most 300 KB gzipped;
 // on chapters 1 and 5 the first map is drawn within 1 s of the click on Run
 // with the CPU throttled 4x (the time is a note for the other chapters). A
-// trainer (chapter 12) is run with --steps 20. Screenshots of each opened panel
+// trainer (chapter 12) is run with --steps 20, and its default run is stopped
+// with Stop while the page keeps answering. Every run is made in a worker. Screenshots of each opened panel
 // go to build/site-shots/NAME-panel-WIDTH.png.
 //   PANEL_TEST_PAGES=01-selfatt-v1.html,05-mha.html   only these pages
 import fs from "node:fs";
@@ -156,6 +157,17 @@ for (const { file, programs } of pages) {
         }
       }
       await page.screenshot({ path: path.join(shots, `${file.replace(/\.html$/, "")}-panel-${w.name}${names.length > 1 ? "-" + name : ""}.png`), fullPage: false });
+      ok(await panel.evaluate((d) => d.dataset.ranIn === "worker"), `${where}: ${name} runs in a worker, beside the page`);
+      if (flags.has("--steps")) {
+        // a whole training run: the page answers while it trains, and Stop ends it
+        await panel.evaluate((d) => { for (const i of d.querySelectorAll(".run-controls input")) i.value = ""; delete d.dataset.status; });
+        await panel.locator(".run-button").click();
+        await page.waitForTimeout(500);
+        const answers = await Promise.race([page.evaluate(() => 1 + 1), new Promise((r) => setTimeout(() => r(0), 2000))]);
+        await panel.locator(".run-stop").click();
+        const stopped = await panel.locator(".run-status").textContent();
+        ok(answers === 2 && /^Stopped/.test(stopped), `${where}: ${name} trains without holding up the page, and Stop ends it`, stopped);
+      }
       await panel.locator(".run-maps").scrollIntoViewIfNeeded();
       // a size that does not work: the program's own one-line refusal, then the page still runs
       const refusal = await run([...base, "--seq", "-3"]);

@@ -28,6 +28,33 @@
     return wasm[name];
   }
 
+  // ---- a run in a worker, so that the page stays responsive and a run can be
+  // stopped; the worker is made from abhWasiLayer's own source (a Blob, which
+  // works from file://). Where workers fail, the run is made in the page.
+  let workerURL = null;
+  function workerSource() {
+    return abhWasiLayer.toString() + "\nconst run = abhWasiLayer();\n" +
+      "onmessage = async (e) => {\n" +
+      "  try { postMessage({ result: await run(e.data.module, e.data.args, {}) }); }\n" +
+      "  catch (err) { postMessage({ error: String(err && err.message || err) }); }\n};\n";
+  }
+  function runInWorker(module, args, stopButton) {
+    try {
+      workerURL = workerURL || URL.createObjectURL(new Blob([workerSource()], { type: "text/javascript" }));
+      const worker = new Worker(workerURL);
+      return new Promise((resolve, reject) => {
+        const done = () => { worker.terminate(); stopButton.hidden = true; stopButton.onclick = null; };
+        worker.onmessage = (e) => { done(); stopButton.closest("details").dataset.ranIn = "worker"; e.data.error ? reject(new Error(e.data.error)) : resolve(e.data.result); };
+        worker.onerror = (e) => { done(); e.preventDefault(); reject(new Error(e.message || "the worker failed")); };
+        stopButton.hidden = false;
+        stopButton.onclick = () => { done(); resolve({ stdout: "", stderr: "", status: null, files: {}, stopped: true }); };
+        worker.postMessage({ module, args });
+      });
+    } catch (e) {
+      return abhRun(module, args, {});
+    }
+  }
+
   // ---- the program's --help: its flags, examples and defaults ----
   const SKIP = new Set(["--load", "--dump", "--example", "--quiet", "--help"]);
   function readUsage(text) {
@@ -173,6 +200,8 @@
                    ...names.map(n => h("option", { value: n, text: n })));
     const controls = h("div", { class: "run-controls" });
     const runButton = h("button", { type: "submit", class: "run-button", text: "Run" });
+    const stopButton = h("button", { type: "button", class: "run-stop", text: "Stop" });
+    stopButton.hidden = true;
     const command = h("pre", { class: "run-command" });
     const status = h("p", { class: "run-status", "aria-live": "polite" });
     const batch = h("div", { class: "run-batch" });
@@ -181,7 +210,7 @@
       h("span", { class: "run-bar" }), " weight 0 to 1 ",
       h("span", { class: "run-hidden-swatch" }), " hidden by the mask");
     const output = h("pre", { class: "run-output" });
-    ui.append(h("div", { class: "run-row" }, names.length > 1 ? pick : "", controls, runButton),
+    ui.append(h("div", { class: "run-row" }, names.length > 1 ? pick : "", controls, runButton, stopButton),
               command, status, batch, maps, legend, output);
     legend.hidden = true;
     let usage;
@@ -221,16 +250,21 @@
       command.textContent = "build/bin/" + argv.map(quote).join(" ");
       runButton.disabled = true;
       status.textContent = "Running…";
-      await new Promise(r => setTimeout(r, 0));            // let the page show it
       const started = performance.now();
       let r;
       try {
-        r = await abhRun(module, argv, {});
+        r = await runInWorker(module, argv, stopButton);
       } catch (e) {
         r = { stdout: "", stderr: String(e), status: -1, files: {} };
       }
       const ms = Math.round(performance.now() - started);
       runButton.disabled = false;
+      if (r.stopped) {
+        status.textContent = `Stopped after ${ms} ms.`;
+        output.textContent = "";
+        maps.textContent = ""; batch.textContent = ""; legend.hidden = true;
+        return;
+      }
       output.textContent = r.stdout + r.stderr;
       output.classList.toggle("run-refused", r.status !== 0);
       panel.dataset.status = r.status;
