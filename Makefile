@@ -72,7 +72,7 @@ SCRIPT_TESTS := tests/tangle_test.lua tests/handout_test.lua tests/tools_test.lu
                 tests/figures_test.lua tests/cli_test.lua tests/pytorch_check.sh
 # The checks of outside tools that take minutes (make test-external): the web book and
 # the PDF in Chromium, and ONNX Runtime against chapter 10's mha_fast.
-EXTERNAL_TESTS := tests/site_test.sh tests/onnxruntime_check.sh
+EXTERNAL_TESTS := tests/site_test.sh tests/panel_test.sh tests/onnxruntime_check.sh
 
 ifeq ($(MODE),release)
   OUT := build
@@ -194,7 +194,7 @@ all: programs run $(if $(HANDOUT),,draw)
 
 ## List the targets.
 help:
-	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$1,t,":"); printf "  make %-17s %s\n", t[1], doc}; doc=""}' Makefile
+	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$1,t,":"); printf "  make %-17s %s\n", t[1], doc}; doc=""}' Makefile mk/wasm.mk
 	@echo "  Settings: MODE=release|debug  CC=...  V=1 (show commands)  FUZZ_SECONDS=60"
 	@echo "  Classes:  CHAPTERS=\"1 3\" (handout, grade)  HANDOUT_DIR=DIR (new, empty or a handout)  FORMAT=text|json|tsv|gradescope (grade)"
 	@echo "            SUBMISSION=DIR|URL (grade-submission)  RELATED=0 (grade: the chapters' own tests alone)"
@@ -428,8 +428,8 @@ bench: $(BENCHES:%=$(BIN)/%) $(if $(NPM),node_modules/.package-lock.json)
 stats: tools
 	$(Q)$(LUA) tools/stats.lua $(if $(filter 1,$(V)),-v) $(CHAPTER_FILES)
 
-## Write the web book, one page per chapter, to build/site/ (needs pandoc; open build/site/index.html).
-html: $(SITE_PAGES) $(SITE)/book.css $(SITE_FIGURES) tools/site/check.lua
+## Write the web book, one page per chapter, to build/site/ (needs pandoc; its Run it here panels, clang and wasi-libc).
+html: $(SITE_PAGES) $(SITE)/book.css $(SITE_FIGURES) tools/site/check.lua wasm
 	$(Q)$(LUA) tools/site/check.lua $(SITE) $(SITE_SOURCES) > $(SITE)/.check || { rm -f $(SITE)/.check; exit 1; }
 	@printf '  %-7s %s\n' HTML "$(SITE)/index.html: $$(cat $(SITE)/.check)"
 

@@ -385,13 +385,61 @@ local function chapter_page()
   return base and by_path["chapters/" .. base .. ".md"]
 end
 
+------------------------------------------------------------------------------
+-- The "Run it here" panel of a chapter with a program
+------------------------------------------------------------------------------
+
+-- The chapter's programs, as its mk/NN-name.mk lists them (PROGRAMS += ...).
+local function chapter_programs()
+  local base = here.path:match("^chapters/(%d%d%-[%w%-_]+)%.md$")
+  local f = base and io.open("mk/" .. base .. ".mk", "r")
+  if not f then return {} end
+  local names = {}
+  for line in f:lines() do
+    local list = line:match("^PROGRAMS%s*%+=%s*(.-)%s*$")
+    if list then for name in list:gmatch("%S+") do names[#names + 1] = name end end
+  end
+  f:close()
+  return names
+end
+
+-- Folded, and empty until it is opened: then its script (make html's
+-- run/panel.js, from tools/site/panel.js) loads, and each program's WebAssembly
+-- only when it is run. Without run/panel.js (no toolchain) it says so.
+local function run_panel(programs, program_id)
+  local code = {}
+  for i, name in ipairs(programs) do code[i] = "<code>" .. escape(name) .. "</code>" end
+  return pandoc.RawBlock("html", table.concat({
+    '<details class="run-panel" data-programs="' .. escape(table.concat(programs, " ")) .. '">',
+    "<summary>Run it here: " .. table.concat(code, ", ") .. " in this page</summary>",
+    '<div class="run-body"><p>This chapter\'s program, compiled from the C of ' ..
+      '<a href="#' .. program_id .. '">The program</a> to WebAssembly, runs in this page on the case you ' ..
+      "pick, prints what it prints on your machine, and the page draws the attention weights it " ..
+      "writes.</p></div>",
+    "</details>",
+    "<script>document.currentScript.previousElementSibling.addEventListener(\"toggle\", function once(e) {",
+    "  e.target.removeEventListener(\"toggle\", once);",
+    "  var s = document.createElement(\"script\"); s.src = \"run/panel.js\";",
+    "  s.onerror = function () { e.target.querySelector(\".run-body\").insertAdjacentHTML(\"beforeend\",",
+    "    \"<p class=run-error>Not built for this copy of the book: make html builds the programs to \" +",
+    "    \"WebAssembly when clang, lld, wasi-libc and libclang-rt-14-dev-wasm32 are installed.</p>\"); };",
+    "  document.head.appendChild(s);",
+    "});</script>" }, "\n"))
+end
+
 -- In a chapter, each exercise gets an anchor (#exercise-1-2) and a link to its
 -- worked solution, when the book has it; in a solutions page, each exercise's
--- heading gets a link back to the exercise.
+-- heading gets a link back to the exercise. A chapter with a program gets its
+-- panel before "The program" (or "The programs").
 local function Blocks(blocks)
   local out = pandoc.List()
   local solutions, chapter = solution_page(), chapter_page()
+  local programs = chapter_programs()
   for _, b in ipairs(blocks) do
+    if #programs > 0 and b.t == "Header" and b.level == 2 and pandoc.utils.stringify(b.content):match("^The programs?$") then
+      out:insert(run_panel(programs, b.identifier))
+      programs = {}
+    end
     local n = b.t == "Para" and b.content[1] and b.content[1].t == "Strong" and exercise_number(b.content[1].content)
     if n and solutions then
       local id = "exercise-" .. n:gsub("%.", "-")
