@@ -1,6 +1,6 @@
 # Chapter 10: fast attention on a CPU. Its program, its benchmark, its figure, and
 # the flags they are built with. mha_fast's main closes chapter 10; its wiring and all
-# of mha_bench are tangled from Appendix B (chapters/B-timing.md).
+# of mha_bench are tangled from Appendix B (chapters/B-ladder.md, chapters/B-timing.md).
 PROGRAMS += mha_fast
 # mha_bench: every rung of the ladder timed against chapter 5's (make bench; never a figure)
 BENCHES  += mha_bench
