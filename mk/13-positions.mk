@@ -30,3 +30,11 @@ $(FIG)/rope_arrows.svg: $(BIN)/positions $(BIN)/npy2dat tools/draw_arrows.gp | t
 	    heading='positions --seq 8 --dim 8: pair i of position t is the arrow (cos, sin) of t 10000^(-2i/8)'" \
 	    tools/draw_arrows.gp
 	$(Q)mv $@.tmp $@
+
+# rope_induction: chapter 12's model and training with RoPE instead of pos_emb. -O3 as
+# induction (the same float operations in the same order, so the same bits); its tests
+# are not vectorized, as induction's are not (GCC 12's arm64 cross compiler).
+PROGRAMS += rope_induction
+TRAINERS += rope_induction
+CFLAGS_rope_induction := -O3
+$(OBJ)/tests/rope_induction.o: CFLAGS_rope_induction := -fno-tree-vectorize
