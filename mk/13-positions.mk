@@ -38,3 +38,63 @@ PROGRAMS += rope_induction
 TRAINERS += rope_induction
 CFLAGS_rope_induction := -O3
 $(OBJ)/tests/rope_induction.o: CFLAGS_rope_induction := -fno-tree-vectorize
+
+# The RoPE model make trains (seed 1, as induction's two-layers), beside chapter 12's in
+# $(MODELS): rope/ and rope.txt. As chapter 12's rule: copied from $(ABH_MODEL_CACHE)
+# when the same program was trained there with the same flags, and in a handout whose
+# stub stops the training, no model and a TODO line.
+TRAIN_ROPE := --layers 2 --every 50
+TEST_DATA += $(MODELS)/rope/history.npy
+$(MODELS)/rope/history.npy: build/bin/rope_induction
+	$(call say,TRAIN,$(MODELS)/rope (build/bin/rope_induction $(TRAIN_ROPE)))
+	$(Q)mkdir -p $(MODELS) && rm -rf $(MODELS)/rope.tmp && status=0 && cache=; \
+	if [ -n "$$ABH_MODEL_CACHE" ]; then \
+	    cache=$$ABH_MODEL_CACHE/$$({ cat build/bin/rope_induction; echo "$(TRAIN_ROPE)"; } | sha256sum | cut -c1-32); fi; \
+	if [ -n "$$cache" ] && [ -f "$$cache/model/history.npy" ]; then \
+	    printf '  %-7s %s\n' '' "the same program's model, from $$cache"; \
+	    cp -R "$$cache/model" $(MODELS)/rope.tmp && cp "$$cache/printout.txt" $(MODELS)/rope.txt.tmp && : > $(MODELS)/rope.err || exit 1; \
+	else \
+	    build/bin/rope_induction $(TRAIN_ROPE) --dump $(MODELS)/rope.tmp > $(MODELS)/rope.txt.tmp \
+	        2> $(MODELS)/rope.err || status=$$?; \
+	fi; \
+	if [ $$status = 3 ] && [ -n "$(HANDOUT)" ]; then \
+	    printf '  %-7s %s\n' TODO "rope_induction: $$(grep -o 'not implemented yet: .*' $(MODELS)/rope.err | tail -n 1)"; \
+	    rm -rf $(MODELS)/rope.tmp $(MODELS)/rope.txt.tmp; exit 0; \
+	elif [ $$status != 0 ]; then cat $(MODELS)/rope.err >&2; rm -rf $(MODELS)/rope.tmp; exit 1; fi; \
+	if [ -n "$$cache" ] && [ ! -d "$$cache" ]; then \
+	    mkdir -p "$$cache.$$$$" && cp -R $(MODELS)/rope.tmp "$$cache.$$$$/model" && cp $(MODELS)/rope.txt.tmp "$$cache.$$$$/printout.txt" && \
+	    mv -T "$$cache.$$$$" "$$cache" 2>/dev/null; rm -rf "$$cache.$$$$"; fi; \
+	rm -rf $(MODELS)/rope && mv $(MODELS)/rope.tmp $(MODELS)/rope && mv $(MODELS)/rope.txt.tmp $(MODELS)/rope.txt
+$(OUT)/run/rope_induction.txt: $(MODELS)/rope/history.npy
+	$(call say,RUN,rope_induction > $@ (the printout of the RoPE model's training))
+	$(Q)mkdir -p $(@D) && if [ -f $(MODELS)/rope.txt ]; then cp $(MODELS)/rope.txt $@; fi
+ifneq ($(MODE),release)
+build/bin/rope_induction: $(SRC)/rope_induction.c $(SRC)/tensor.h $(SRC)/tensor.c
+	$(Q)$(MAKE) --no-print-directory MODE=release build/bin/rope_induction
+endif
+
+# The seeds study (not part of make: eight trainings, about two minutes on one core):
+# learned positions and RoPE from --seed 1 to 4, each trained as make trains seed 1, and
+# a table: the drop (the first step, every 50, whose held-out loss is below 2.0), and at
+# step 2000 the best previous-token score of layer 0, the best induction score of layer 1
+# and the accuracy. Seed 1's runs are make's own models.
+SEEDS := $(MODELS)/seeds
+## Train learned positions and RoPE from seeds 1 to 4 and print when each drop came.
+positions-seeds: $(SEEDS)/table.txt
+	$(Q)cat $<
+$(SEEDS)/learned-1.txt: $(MODELS)/two-layers/history.npy
+	$(Q)mkdir -p $(@D) && cp $(MODELS)/two-layers.txt $@
+$(SEEDS)/rope-1.txt: $(MODELS)/rope/history.npy
+	$(Q)mkdir -p $(@D) && cp $(MODELS)/rope.txt $@
+$(SEEDS)/learned-%.txt: build/bin/induction
+	$(call say,TRAIN,$(SEEDS)/learned-$* (build/bin/induction --layers 2 --every 50 --seed $*))
+	$(Q)mkdir -p $(@D) && build/bin/induction --layers 2 --every 50 --seed $* > $@.tmp && mv $@.tmp $@
+$(SEEDS)/rope-%.txt: build/bin/rope_induction
+	$(call say,TRAIN,$(SEEDS)/rope-$* (build/bin/rope_induction --layers 2 --every 50 --seed $*))
+	$(Q)mkdir -p $(@D) && build/bin/rope_induction --layers 2 --every 50 --seed $* > $@.tmp && mv $@.tmp $@
+$(SEEDS)/table.txt: $(foreach p,learned rope,$(foreach s,1 2 3 4,$(SEEDS)/$(p)-$(s).txt))
+	$(Q){ printf '%-9s %4s  %9s  %14s  %9s  %8s\n' positions seed drop previous-token induction accuracy; \
+	for f in $^; do n=$$(basename $$f .txt); awk -v p=$${n%-*} -v s=$${n##*-} \
+	    '$$1 == "step" && !d && $$7 < 2.0 { d = $$2 } $$1 == "step" { pt = $$11; ind = $$13; acc = $$9 } \
+	     END { printf "%-9s %4s  %9s  %14s  %9s  %8s\n", p, s, d ? d : "none", pt, ind, acc }' $$f; done; } > $@
+.PHONY: positions-seeds
