@@ -98,3 +98,43 @@ $(SEEDS)/table.txt: $(foreach p,learned rope,$(foreach s,1 2 3 4,$(SEEDS)/$(p)-$
 	    '$$1 == "step" && !d && $$7 < 2.0 { d = $$2 } $$1 == "step" { pt = $$11; ind = $$13; acc = $$9 } \
 	     END { printf "%-9s %4s  %9s  %14s  %9s  %8s\n", p, s, d ? d : "none", pt, ind, acc }' $$f; done; } > $@
 .PHONY: positions-seeds
+
+# The two models' training, from make's two runs of seed 1: induction's two-layers and
+# rope_induction's rope. Each model's drop, the first step whose held-out loss is below
+# 2.0, is a dashed line.
+FIGURES += $(FIG)/rope_training.svg
+$(FIG)/rope_training.svg: FIG_RUN = rope_induction --layers 2 --every 50
+$(FIG)/rope_training.svg: $(MODELS)/two-layers/history.npy $(MODELS)/rope/history.npy \
+                          $(BIN)/npy2dat tools/rope_training.gp | tools
+	$(call say,PLOT,$@)
+	$(Q)mkdir -p $(OUT)/fig
+	$(Q){ $(BIN)/npy2dat $(MODELS)/two-layers/history.npy; printf '\n\n'; \
+	      $(BIN)/npy2dat $(MODELS)/rope/history.npy; } > $(OUT)/fig/rope_training.dat
+	$(Q)drops=$$(awk '/^$$/ { b += !blank; blank = 1; next } { blank = 0 } !d[b] && $$3 < 2.0 { d[b] = $$1 } \
+	        END { printf "drop0=%d; drop1=%d", d[0], d[1] }' $(OUT)/fig/rope_training.dat); \
+	$(GNUPLOT) -e "data='$(OUT)/fig/rope_training.dat'; out='$@.tmp'; $$drops; \
+	    heading='induction and rope_induction --layers 2 --every 50: 128 held-out sequences, every 50 steps'" \
+	    tools/rope_training.gp
+	$(Q)mv $@.tmp $@
+
+# Every head of the RoPE model on held-out sequence 0, drawn and titled as chapter 12's
+# maps are (tools/induction_maps.gp).
+FIGURES += $(FIG)/rope_induction_heads.svg
+$(FIG)/rope_induction_heads.svg: FIG_RUN = rope_induction --layers 2 --every 50
+$(FIG)/rope_induction_heads.svg: $(MODELS)/rope/history.npy $(BIN)/npy2dat tools/induction_maps.gp | tools
+	$(call say,PLOT,$@)
+	$(Q)mkdir -p $(OUT)/fig
+	$(Q)$(BIN)/npy2dat $(MODELS)/rope/attn.npy > $(OUT)/fig/rope_induction_heads.dat
+	$(Q)$(BIN)/npy2dat $(MODELS)/rope/example.npy > $(OUT)/fig/rope_induction_heads.example
+	$(Q)tokens=$$(awk 'NR == 1 { for (i = 1; i < NF; i++) printf "%s%d", (i > 1 ? "|" : ""), $$i }' $(OUT)/fig/rope_induction_heads.example); \
+	copy=$$(awk 'NR == 2 { for (i = 1; i <= NF; i++) { if ($$i == 1 && !s) s = i; if ($$i == 2 && !d) d = i; n += $$i == 1 } \
+	        printf "src=%d; dst=%d; len=%d", s - 1, d - 1, n }' $(OUT)/fig/rope_induction_heads.example); \
+	titles=$$(awk '$$1 == "layer" && $$3 == "head" { printf "%slayer %d, head %d: %s", (n++ ? "|" : ""), $$2, $$4, \
+	            $$2 == 0 ? "previous-token " $$5 : "induction " $$6 }' $(MODELS)/rope.txt); \
+	$(GNUPLOT) -e "data='$(OUT)/fig/rope_induction_heads.dat'; out='$@.tmp'; layout='2,2'; tokens='$$tokens'; $$copy; \
+	    titles='$$titles'; heading='$(FIG_RUN): each head on the first held-out sequence'" tools/induction_maps.gp
+	$(Q)mv $@.tmp $@
+
+# The RoPE model's tests, a file of their own as chapter 12's trained models' are.
+EXTRA_TESTS += rope_induction_models
+CFLAGS_rope_induction_models := -fno-tree-vectorize
