@@ -66,7 +66,7 @@ $(MODELS)/rope/history.npy: build/bin/rope_induction
 	    mv -T "$$cache.$$$$" "$$cache" 2>/dev/null; rm -rf "$$cache.$$$$"; fi; \
 	rm -rf $(MODELS)/rope && mv $(MODELS)/rope.tmp $(MODELS)/rope && mv $(MODELS)/rope.txt.tmp $(MODELS)/rope.txt
 $(OUT)/run/rope_induction.txt: $(MODELS)/rope/history.npy
-	$(call say,RUN,rope_induction > $@ (the printout of the RoPE model's training))
+	$(call say,RUN,rope_induction > $@ (the printout of the RoPE training))
 	$(Q)mkdir -p $(@D) && if [ -f $(MODELS)/rope.txt ]; then cp $(MODELS)/rope.txt $@; fi
 ifneq ($(MODE),release)
 build/bin/rope_induction: $(SRC)/rope_induction.c $(SRC)/tensor.h $(SRC)/tensor.c
