@@ -79,7 +79,7 @@ endif
 # step 2000 the best previous-token score of layer 0, the best induction score of layer 1
 # and the accuracy. Seed 1's runs are make's own models.
 SEEDS := $(MODELS)/seeds
-## Train learned positions and RoPE from seeds 1 to 4 and print when each drop came.
+# make positions-seeds: train learned positions and RoPE from seeds 1 to 4, print the table.
 positions-seeds: $(SEEDS)/table.txt
 	$(Q)cat $<
 $(SEEDS)/learned-1.txt: $(MODELS)/two-layers/history.npy
