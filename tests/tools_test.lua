@@ -246,8 +246,8 @@ do
   }, "\n") .. "\n")
   local status, out = run(dir, "lua5.4 " .. q(ROOT .. "/tools/stats.lua") .. " -v chapters/01-mod.md")
   local row = out:match("\n(01%-mod[^\n]*)")
-  ok(status == 0 and row and row:match("^01%-mod%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%%%s+(%d+)%%$"),
-     "stats prints one row per chapter", out)
+  ok(status == 0 and row and row:match("^01%-mod%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%%%s+(%d+)%%%s+%-%s+%-$"),
+     "stats prints one row per chapter (no figure: - and -)", out)
   local w, b, longest, over, nobef, noaft, c, share, wiring =
     (row or ""):match("(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%s+(%d+)%%%s+(%d+)%%")
   is(tonumber(b), 3, "three blocks")
@@ -263,6 +263,28 @@ do
      "-v lists the C lines of each function, machinery marked", out)
   status = run(dir, "lua5.4 " .. q(ROOT .. "/tools/stats.lua") .. " --check chapters/01-mod.md")
   is(status, 1, "--check fails on a block without a paragraph after it")
+
+  -- fig@ and map@: the words read before the first figure, and before the first map of a
+  -- hand-set example (a figure whose caption runs --example and which mk/ does not draw
+  -- with a tools/draw_*.gp script); --check holds them to 1,000 and 2,500.
+  write(dir .. "/mk/02-fig.mk", "$(FIG)/drawn.svg: $(BIN)/fig tools/draw_x.gp\n")
+  local many = {}
+  for i = 1, 2600 do many[#many + 1] = "word" end
+  write(dir .. "/chapters/02-fig.md", table.concat({
+    "# 2. Fig", "one two three",                                    -- 6 words
+    "![A drawing, its command. `build/bin/fig --example a`](../figures/drawn.svg)",   -- 6
+    "![A random map. `build/bin/fig --seed 3`](../figures/random.svg)",              -- 6
+    table.concat(many, " "),
+    "![The example's map. `build/bin/fig --example a`](../figures/map.svg)",
+    "The end.",
+  }, "\n") .. "\n")
+  status, out = run(dir, "lua5.4 " .. q(ROOT .. "/tools/stats.lua") .. " chapters/02-fig.md")
+  local fig, map = out:match("\n02%-fig[^\n]-(%S+)%s+(%S+)\n")
+  is(fig, "6", "fig@: the words before the first figure, a drawing", out)
+  is(map, tostring(6 + 7 + 6 + 2600), "map@: the drawing and a map of no example are passed over", out)
+  local _, _, err = run(dir, "lua5.4 " .. q(ROOT .. "/tools/stats.lua") .. " --check chapters/02-fig.md")
+  ok(err and err:find("the hand-set example's map after 2619 words (at most 2500)", 1, true),
+     "--check: a hand-set example's map after 2,500 words is a miss", err)
 end
 
 ------------------------------------------------------------------------------
