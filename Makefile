@@ -55,7 +55,8 @@ SITE_PAGES   := $(SITE)/index.html $(CHAPTER_FILES:chapters/%.md=$(SITE)/%.html)
                 $(patsubst solutions/%.md,$(SITE)/solutions-%.html,$(filter solutions/%,$(BOOK_FILES))) \
                 $(SITE)/teachers.html
 SITE_FIGURES  = $(FIGURES:$(FIG)/%=$(SITE)/figures/%)
-SITE_TOOLS   := tools/site/filter.lua tools/site/figures.lua tools/site/page.html tangle/tangle.lua
+SITE_TOOLS   := tools/site/filter.lua tools/site/figures.lua tools/site/page.html tangle/tangle.lua \
+                $(wildcard mk/*.mk)
 SITE_PANDOC   = $(PANDOC) -f commonmark_x -t html5 --template tools/site/page.html --toc --toc-depth=2 \
                 --mathml --highlight-style=tango --lua-filter tools/site/filter.lua --lua-filter tools/site/figures.lua \
                 $(SITE_SOURCES:%=-M pages=%)
