@@ -2,13 +2,18 @@
 // tools/site/wasi.mjs, made a classic script, as build/site/run/panel.js; the
 // page loads it when the reader first opens the panel).
 //
-// The panel knows nothing of a program but its name: it runs `NAME --help` to
+// The panel knows little of a program but its name: it runs `NAME --help` to
 // learn its flags, examples and defaults, offers them, runs the program as the
 // reader asks with `--dump run`, shows its printout and the command line they
 // would type at home, and draws run/attn.npy as the figures draw attention maps
 // (tools/heatmap.gp: queries down, keys across, the viridis-like palette, a
 // hidden key grey and hatched). A program's WebAssembly is run/NAME.js, loaded
 // by a <script> tag (so that it works from file://) the first time it is run.
+// After a run it offers what the run's own files and printout allow: after an
+// --example, a row of any dumped input to edit and load back (--load); after a
+// decoding run (its "step cache" table), its steps one by one; for a trainer
+// (--steps, --every), its progress lines drawn as curves while it trains, then
+// its heads' maps and each head silenced (--ablate) in the trained model.
 "use strict";
 (function () {
   const wasm = {};                     // name -> Promise of its WebAssembly.Module
@@ -68,8 +73,8 @@
     let inExamples = false;
     for (const line of text.split("\n")) {
       if (/^\S/.test(line)) inExamples = line === "examples:";
-      const f = line.match(/^  (--[\w-]+) ?([A-Z]*)\s+(.*)$/);
-      if (f && !SKIP.has(f[1])) flags.push({ name: f[1], value: f[2], doc: f[3] });
+      const f = line.match(/^  (--[\w-]+) ?([A-Z][\w.]*)?\s+(.*)$/);    // --ablate L.H takes a value too
+      if (f && !SKIP.has(f[1])) flags.push({ name: f[1], value: f[2] || "", doc: f[3] });
       const e = inExamples && line.match(/^  ([\w-]+)\s+(.*)$/);
       if (e) examples.push({ name: e[1], doc: e[2] });
       const d = line.match(/^defaults: (.*)/);
@@ -146,7 +151,8 @@
   function drawMap(w, seen, off, title, words) {
     const nd = w.shape.length, T = w.shape[nd - 2], S = w.shape[nd - 1];
     if (words && (words.length !== T || T !== S)) words = null;
-    const cell = Math.max(14, Math.min(44, Math.floor(320 / Math.max(T, S))));
+    const cell = Math.max(Math.max(T, S) > 16 ? 9 : 14, Math.min(44, Math.floor(320 / Math.max(T, S))));
+    const every = Math.max(T, S) > 16 ? 4 : 1;   // on a large map, every 4th position is numbered
     const left = words ? 62 : 34, top = 26, width = left + S * cell + 6, height = top + T * cell + (words ? 48 : 34);
     const svg = el("svg", { viewBox: `0 0 ${width} ${height}`, width, height, class: "run-map", role: "img",
                             "aria-label": title });
@@ -174,13 +180,13 @@
                        fill: v === v && v < 0.6 ? "#ffffff" : "#000000" }, svg).textContent = text;
       }
     }
-    for (let s = 0; s < S; s++) {
+    for (let s = 0; s < S; s += every) {
       el("text", { x: left + s * cell + cell / 2, y: top + T * cell + 14, "text-anchor": "middle",
                    class: "run-axis" }, svg).textContent = words ? words[s] : s;
       if (words) el("text", { x: left + s * cell + cell / 2, y: top + T * cell + 28, "text-anchor": "middle",
                               class: "run-axis" }, svg).textContent = s;
     }
-    for (let t = 0; t < T; t++)
+    for (let t = 0; t < T; t += every)
       el("text", { x: left - 6, y: top + t * cell + cell / 2 + 4, "text-anchor": "end", class: "run-axis run-query",
                    "data-q": t }, svg).textContent = words ? t + " " + words[t] : t;
     el("text", { x: left + S * cell / 2, y: height - 4, "text-anchor": "middle", class: "run-axis" }, svg)
@@ -207,7 +213,7 @@
   // Two small charts, loss and the scores in [0, 1], steps across to `steps`.
   function drawCurves(box, points, steps) {
     box.textContent = "";
-    const W = 300, H = 150, L = 40, B = 22, T = 20;
+    const W = 300, H = 160, L = 40, B = 22, T = 36;
     for (const [title, series, top] of [["loss", SERIES.slice(0, 2), null], ["accuracy and the heads' scores", SERIES.slice(2), 1]]) {
       const svg = el("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, class: "run-map run-curve",
                               "data-points": points.length, role: "img", "aria-label": title }, box);
@@ -222,9 +228,9 @@
       series.forEach(([name, k, colour], j) => {
         if (points.length) el("polyline", { points: points.map(p => `${X(p[0])},${Y(p[k])}`).join(" "), fill: "none",
                                             stroke: colour, "stroke-width": 2, "stroke-dasharray": j % 2 ? "5 3" : "" }, svg);
-        const lx = L + 8 + j * 88;
-        el("path", { d: `M${lx},${T + 6} h14`, stroke: colour, "stroke-width": 2, "stroke-dasharray": j % 2 ? "5 3" : "" }, svg);
-        el("text", { x: lx + 17, y: T + 10, class: "run-axis" }, svg).textContent = name;
+        const lx = 8 + series.slice(0, j).reduce((x, [n]) => x + 24 + 6.2 * n.length, 0);
+        el("path", { d: `M${lx},${T - 10} h14`, stroke: colour, "stroke-width": 2, "stroke-dasharray": j % 2 ? "5 3" : "" }, svg);
+        el("text", { x: lx + 17, y: T - 6, class: "run-axis" }, svg).textContent = name;
       });
     }
   }
