@@ -370,6 +370,7 @@
       ev.preventDefault();
       const name = names.length > 1 ? pick.value : names[0];
       await ready;
+      offer();                         // the example picked, however it was picked
       const args = [];
       for (const input of controls.querySelectorAll("select, input")) {
         if (input.disabled) continue;
@@ -394,7 +395,7 @@
     // ---- a trainer: its progress lines drawn as they are printed ----
     function progress(args) {
       const at = (flag) => Number(args.includes(flag) ? args[args.indexOf(flag) + 1] : usage.defaults[flag]);
-      const steps = at("--steps"), points = [], charts = h("div", { class: "run-maps run-curves" });
+      const steps = at("--steps"), points = [], charts = h("div", { class: "run-curves" });
       const scores = h("p", { class: "run-scores" });
       live.append(h("p", { class: "run-note", text:
         `Redrawn live: the curves and the scores, each time the program prints a progress line (every ${at("--every")} steps). ` +
