@@ -177,8 +177,9 @@ for (const { file, programs } of pages) {
            `${got.cells.length} maps of ${got.cells[0]?.length} cells; want ${H} of ${T * S}\n` + bad.slice(0, 5).join("\n"));
         const said = words[`${name} ${args.join(" ")}`];
         if (said && w.name === "1280")
-          ok(said.split("|").every((word, i) => got.keys.includes(word)) && got.keys.includes(`0 ${said.split("|")[0]}`),
-             `${what}: the map's queries and keys are labelled with the figures' words (${said})`, got.keys.join(" "));
+          ok(said.split("/")[0].split("|").every((word) => got.keys.includes(word)) &&
+             got.keys.includes(`0 ${(said.split("/")[1] || said).split("|")[0]}`),
+             `${what}: the map's keys and queries are labelled with the figures' words (${said})`, got.keys.join(" "));
         if (args[0] === "--example" && w.name === "1280") {
           // the flags the example refuses are those not offered beside it
           const offered = await panel.evaluate((d) => [...d.querySelectorAll(".run-controls input")].map((i) => [i.name, i.disabled, i.type]));

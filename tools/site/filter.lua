@@ -391,12 +391,13 @@ end
 
 -- The chapter's programs, as its mk/NN-name.mk lists them (PROGRAMS += ...),
 -- and the words its figures label an example's maps with: "NAME --example E"
--- -> "the|cat|...", from a figure's FIG_RUN and FIG_WORDS.
+-- -> "the|cat|..." (the keys', FIG_WORDS) or "keys/queries" where the queries'
+-- differ (FIG_QWORDS), from a figure's FIG_RUN.
 local function chapter_programs()
   local base = here.path:match("^chapters/(%d%d%-[%w%-_]+)%.md$")
   local f = base and io.open("mk/" .. base .. ".mk", "r")
   if not f then return {}, {} end
-  local names, runs, words_of, words = {}, {}, {}, {}
+  local names, runs, words_of, qwords_of, words = {}, {}, {}, {}, {}
   for line in f:lines() do
     local list = line:match("^PROGRAMS%s*%+=%s*(.-)%s*$")
     if list then for name in list:gmatch("%S+") do names[#names + 1] = name end end
@@ -404,11 +405,13 @@ local function chapter_programs()
     if target then runs[target] = run end
     local wtarget, w = line:match("^(%S+):%s*FIG_WORDS%s*=%s*(.-)%s*$")
     if wtarget then words_of[wtarget] = w end
+    local qtarget, q = line:match("^(%S+):%s*FIG_QWORDS%s*=%s*(.-)%s*$")
+    if qtarget then qwords_of[qtarget] = q end
   end
   f:close()
   for target, w in pairs(words_of) do
     local name, example = (runs[target] or ""):match("^([%w_]+) %-%-example ([%w%-]+)$")
-    if name then words[name .. " --example " .. example] = w end
+    if name then words[name .. " --example " .. example] = w .. (qwords_of[target] and "/" .. qwords_of[target] or "") end
   end
   return names, words
 end

@@ -147,10 +147,13 @@
     return e;
   }
   // One (T, S) map: weights w.data[off ...], seen likewise, titled; words, if
-  // given (one a position, as the figures' words=), label the queries and keys.
+  // given ({ keys, queries }, one a position, as the figures' xwords and
+  // ywords), label the keys and the queries (the keys' words when T = S).
   function drawMap(w, seen, off, title, words) {
     const nd = w.shape.length, T = w.shape[nd - 2], S = w.shape[nd - 1];
-    if (words && (words.length !== T || T !== S)) words = null;
+    const keyWords = words && words.keys.length === S ? words.keys : null;
+    const queryWords = words && (words.queries || (T === S && words.keys));
+    words = (keyWords || queryWords) && true;
     const cell = Math.max(Math.max(T, S) > 16 ? 9 : 14, Math.min(44, Math.floor(320 / Math.max(T, S))));
     const every = Math.max(T, S) > 16 ? 4 : 1;   // on a large map, every 4th position is numbered
     const left = words ? 62 : 34, top = 26, width = left + S * cell + 6, height = top + T * cell + (words ? 48 : 34);
@@ -182,13 +185,13 @@
     }
     for (let s = 0; s < S; s += every) {
       el("text", { x: left + s * cell + cell / 2, y: top + T * cell + 14, "text-anchor": "middle",
-                   class: "run-axis" }, svg).textContent = words ? words[s] : s;
-      if (words) el("text", { x: left + s * cell + cell / 2, y: top + T * cell + 28, "text-anchor": "middle",
+                   class: "run-axis" }, svg).textContent = keyWords ? keyWords[s] : s;
+      if (keyWords) el("text", { x: left + s * cell + cell / 2, y: top + T * cell + 28, "text-anchor": "middle",
                               class: "run-axis" }, svg).textContent = s;
     }
     for (let t = 0; t < T; t += every)
       el("text", { x: left - 6, y: top + t * cell + cell / 2 + 4, "text-anchor": "end", class: "run-axis run-query",
-                   "data-q": t }, svg).textContent = words ? t + " " + words[t] : t;
+                   "data-q": t }, svg).textContent = queryWords && queryWords.length === T ? t + " " + queryWords[t] : t;
     el("text", { x: left + S * cell / 2, y: height - 4, "text-anchor": "middle", class: "run-axis" }, svg)
       .textContent = "key position";
     return svg;
@@ -381,13 +384,14 @@
       command.textContent = commandLine(argv);
       extra.textContent = ""; live.textContent = "";
       const example = args.includes("--example") ? args[args.indexOf("--example") + 1] : "";
-      const words = example && wordsOf[name + " --example " + example];
+      const said = example && wordsOf[name + " --example " + example];
+      const words = said && { keys: said.split("/")[0].split("|"), queries: said.split("/")[1] && said.split("/")[1].split("|") };
       const training = has("--steps") && has("--every");
       const r = await execute(argv, {}, training ? progress(args) : undefined);
       if (!r) return;
-      show(r, args, words ? words.split("|") : null, training);
+      show(r, args, words, training);
       if (r.status !== 0) return;
-      if (example) editor(name, args, r, words ? words.split("|") : null);
+      if (example) editor(name, args, r, words);
       if (/^step +cache/m.test(r.stdout) && r.files["run/k_cache.npy"]) stepper(r);
       if (training) ablations(name, args, r);
     });
@@ -502,7 +506,7 @@
         row.textContent = "";
         for (let i = 0; i < n; i++)
           row.append(h("option", { value: i, text: s.length === 1 ? "all" :
-            f === "X.npy" ? `position ${i % s[s.length - 2]}` + (words ? ` (${words[i % s[s.length - 2]]})` : "")
+            f === "X.npy" ? `position ${i % s[s.length - 2]}` + (words && !words.queries && words.keys[i % s[s.length - 2]] ? ` (${words.keys[i % s[s.length - 2]]})` : "")
                           : `row ${i} (output ${i})` }));
         fillCells();
       };
@@ -547,8 +551,8 @@
         const s = await execute(argv, files);
         if (!s) return;
         const X = edited["X.npy"], D = original["X.npy"] && original["X.npy"].shape[2];
-        show(s, kept, words && words.map((wd, t) => X && X.subarray(t * D, (t + 1) * D)
-          .some((x, j) => x !== original["X.npy"].data[t * D + j]) ? wd + "*" : wd), false);
+        const changed = (wd, t) => X && X.subarray(t * D, (t + 1) * D).some((x, j) => x !== original["X.npy"].data[t * D + j]) ? wd + "*" : wd;
+        show(s, kept, words && (words.queries ? words : { keys: words.keys.map(changed) }), false);
         panel.dataset.edited = notes.length;
       });
       extra.append(h("fieldset", { class: "run-edit" },
