@@ -55,7 +55,8 @@ SITE_PAGES   := $(SITE)/index.html $(CHAPTER_FILES:chapters/%.md=$(SITE)/%.html)
                 $(patsubst solutions/%.md,$(SITE)/solutions-%.html,$(filter solutions/%,$(BOOK_FILES))) \
                 $(SITE)/teachers.html
 SITE_FIGURES  = $(FIGURES:$(FIG)/%=$(SITE)/figures/%)
-SITE_TOOLS   := tools/site/filter.lua tools/site/figures.lua tools/site/page.html tangle/tangle.lua
+SITE_TOOLS   := tools/site/filter.lua tools/site/figures.lua tools/site/page.html tangle/tangle.lua \
+                $(wildcard mk/*.mk)
 SITE_PANDOC   = $(PANDOC) -f commonmark_x -t html5 --template tools/site/page.html --toc --toc-depth=2 \
                 --mathml --highlight-style=tango --lua-filter tools/site/filter.lua --lua-filter tools/site/figures.lua \
                 $(SITE_SOURCES:%=-M pages=%)
@@ -411,7 +412,8 @@ bench-check: tools
 	+$(Q)$(LUA) tools/bench-check.lua $(EXERCISES)
 
 ## Run the benchmarks (timings, not tests): each prints a table, kept in build/bench/NAME.txt.
-# Then mha_fast against ONNX Runtime (tools/onnxruntime.mjs), with node and npm.
+# Then mha_fast against ONNX Runtime (tools/onnxruntime.mjs), with node and npm, and the
+# pages' WebAssembly against the native programs (make bench-wasm, mk/wasm.mk).
 bench: $(BENCHES:%=$(BIN)/%) $(if $(NPM),node_modules/.package-lock.json)
 	$(Q)mkdir -p $(OUT)/bench
 	+$(Q)for b in $(BENCHES); do printf '  %-7s %s\n' BENCH "$$b > $(OUT)/bench/$$b.txt"; \
@@ -423,6 +425,7 @@ bench: $(BENCHES:%=$(BIN)/%) $(if $(NPM),node_modules/.package-lock.json)
 	        tee $(OUT)/bench/onnxruntime.txt.tmp; \
 	    status=$$(cat $(OUT)/bench/onnxruntime.status); rm -f $(OUT)/bench/onnxruntime.status; \
 	    [ "$$status" = 0 ] && mv $(OUT)/bench/onnxruntime.txt.tmp $(OUT)/bench/onnxruntime.txt; fi
+	+$(Q)$(MAKE) --no-print-directory bench-wasm
 
 ## Measure how each chapter reads: words, blocks, blocks without prose around them, C lines by job (-v: where).
 stats: tools

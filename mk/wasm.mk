@@ -23,7 +23,7 @@ WASM_TOOLS = $(and $(shell command -v $(firstword $(WASM_CC)) 2>/dev/null),$(she
     $(wildcard $(WASM_SYSROOT)/lib/wasm32-wasi/libc.a),$(wildcard /usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a))
 WASM_SITE := $(WASM_PROGRAMS:%=$(SITE)/run/%.js) $(SITE)/run/panel.js
 
-.PHONY: wasm check-wasm
+.PHONY: wasm check-wasm bench-wasm
 # make html: the panels' programs, or one line naming what to install.
 wasm:
 ifneq ($(WASM_TOOLS),)
@@ -52,3 +52,12 @@ check-wasm: programs $(if $(WASM_TOOLS),$(WASM_PROGRAMS:%=$(SITE)/wasm/%.wasm))
 	@sh tools/ensure-tools.sh node:nodejs
 	$(if $(WASM_TOOLS),,@echo "make check-wasm: needs clang, lld, wasi-libc and libclang-rt-14-dev-wasm32 (apt-get install)" >&2; exit 1)
 	+$(Q)node --no-warnings=ExperimentalWarning tests/wasm_test.mjs $(BIN) $(SITE)/wasm $(WASM_PROGRAMS)
+
+## Time the pages' WebAssembly against the native programs on the same cases, in one run (build/bench/wasm.txt).
+bench-wasm: programs $(if $(WASM_TOOLS),$(WASM_PROGRAMS:%=$(SITE)/wasm/%.wasm))
+	@sh tools/ensure-tools.sh node:nodejs
+	$(if $(WASM_TOOLS),,@echo "make bench-wasm: needs clang, lld, wasi-libc and libclang-rt-14-dev-wasm32 (apt-get install)" >&2; exit 1)
+	$(Q)mkdir -p $(OUT)/bench
+	@printf '  %-7s %s\n' BENCH "WebAssembly against native > $(OUT)/bench/wasm.txt"
+	$(Q)node --no-warnings=ExperimentalWarning tools/site/bench_wasm.mjs $(BIN) $(SITE)/wasm > $(OUT)/bench/wasm.txt.tmp; \
+	    status=$$?; cat $(OUT)/bench/wasm.txt.tmp; [ $$status = 0 ] && mv $(OUT)/bench/wasm.txt.tmp $(OUT)/bench/wasm.txt

@@ -9,7 +9,8 @@
 // runs three ways: natively (build/bin), under node's own node:wasi, and under
 // the book's layer (tools/site/wasi.mjs, what the page runs). Stdout, stderr,
 // the exit status and every dumped file must be byte-identical across the
-// three. A trainer (a program whose --help lists --steps) trains 20 steps.
+// three, and what the layer streams to onWrite as it is written adds up to what
+// it returns. A trainer (a program whose --help lists --steps) trains 20 steps.
 // TAP on stdout.
 
 import { spawnSync } from "node:child_process";
@@ -57,7 +58,11 @@ function runNodeWasi(module, name, args, dir) {
 }
 
 async function runOurs(module, name, args) {
-  const r = await run(module, [name, ...args], {});
+  // what the layer hands onWrite as the program writes must add up to what it returns
+  const streamed = { 1: "", 2: "" };
+  const r = await run(module, [name, ...args], {}, { onWrite: (fd, text) => { streamed[fd] += text; } });
+  if (streamed[1] !== r.stdout) r.stdout = "(onWrite saw another stdout: " + streamed[1] + ")";
+  if (streamed[2] !== r.stderr) r.stderr = "(onWrite saw another stderr: " + streamed[2] + ")";
   const latin1 = s => Buffer.from(s, "utf8").toString("latin1");
   const files = {};
   for (const [p, data] of Object.entries(r.files)) files[p] = Buffer.from(data);

@@ -389,33 +389,76 @@ end
 -- The "Run it here" panel of a chapter with a program
 ------------------------------------------------------------------------------
 
--- The chapter's programs, as its mk/NN-name.mk lists them (PROGRAMS += ...).
+-- The chapter's programs, as its mk/NN-name.mk lists them (PROGRAMS += ...),
+-- and the words its figures label an example's maps with: "NAME --example E"
+-- -> "the|cat|..." (the keys', FIG_WORDS) or "keys/queries" where the queries'
+-- differ (FIG_QWORDS), from a figure's FIG_RUN.
 local function chapter_programs()
   local base = here.path:match("^chapters/(%d%d%-[%w%-_]+)%.md$")
   local f = base and io.open("mk/" .. base .. ".mk", "r")
-  if not f then return {} end
-  local names = {}
+  if not f then return {}, {} end
+  local names, runs, words_of, qwords_of, words = {}, {}, {}, {}, {}
   for line in f:lines() do
     local list = line:match("^PROGRAMS%s*%+=%s*(.-)%s*$")
     if list then for name in list:gmatch("%S+") do names[#names + 1] = name end end
+    local target, run = line:match("^(%S+):%s*FIG_RUN%s*=%s*(.-)%s*$")
+    if target then runs[target] = run end
+    local wtarget, w = line:match("^(%S+):%s*FIG_WORDS%s*=%s*(.-)%s*$")
+    if wtarget then words_of[wtarget] = w end
+    local qtarget, q = line:match("^(%S+):%s*FIG_QWORDS%s*=%s*(.-)%s*$")
+    if qtarget then qwords_of[qtarget] = q end
   end
   f:close()
-  return names
+  for target, w in pairs(words_of) do
+    local name, example = (runs[target] or ""):match("^([%w_]+) %-%-example ([%w%-]+)$")
+    if name then words[name .. " --example " .. example] = w .. (qwords_of[target] and "/" .. qwords_of[target] or "") end
+  end
+  return names, words
+end
+
+-- The page's chunks a panel's reader may want beside it: the C that computed
+-- what it draws, and the numbers an example sets by hand.
+local PANEL_CHUNKS = {
+  { "^Run .+ forward$", "the map is computed by" },
+  { "^Take one decoding step$", "each decoding step is" },
+  { "^Train the model$", "the training is" },
+  { "by hand$", "the example's numbers are set in" },
+}
+local function panel_chunks()
+  local links = {}
+  for _, rule in ipairs(PANEL_CHUNKS) do
+    for _, b in ipairs(blocks_of[here.path] or {}) do
+      if b.index == 1 and b.name:match(rule[1]) then
+        links[#links + 1] = rule[2] .. ' <a class="run-chunk" href="#' .. b.id .. '">⟨' .. escape(b.name) .. "⟩</a>"
+        break
+      end
+    end
+  end
+  return #links > 0 and "<p class=\"run-chunks\">In this chapter's C, " .. table.concat(links, "; ") .. ".</p>" or ""
+end
+
+local function json_object(t)
+  local keys, parts = {}, {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do parts[#parts + 1] = string.format("%q:%q", k, t[k]) end
+  return "{" .. table.concat(parts, ",") .. "}"
 end
 
 -- Folded, and empty until it is opened: then its script (make html's
 -- run/panel.js, from tools/site/panel.js) loads, and each program's WebAssembly
 -- only when it is run. Without run/panel.js (no toolchain) it says so.
-local function run_panel(programs, program_id)
+local function run_panel(programs, words, program_id)
   local code = {}
   for i, name in ipairs(programs) do code[i] = "<code>" .. escape(name) .. "</code>" end
   return pandoc.RawBlock("html", table.concat({
-    '<details class="run-panel" data-programs="' .. escape(table.concat(programs, " ")) .. '">',
+    '<details class="run-panel" data-programs="' .. escape(table.concat(programs, " ")) ..
+      '" data-words="' .. escape(json_object(words)) .. '">',
     "<summary>Run it here: " .. table.concat(code, ", ") .. " in this page</summary>",
     '<div class="run-body"><p>This chapter\'s program, compiled from the C of ' ..
       '<a href="#' .. program_id .. '">The program</a> to WebAssembly, runs in this page on the case you ' ..
       "pick, prints what it prints on your machine, and the page draws the attention weights it " ..
-      "writes.</p></div>",
+      "writes.</p>" .. panel_chunks() .. "</div>",
     "</details>",
     "<script>document.currentScript.previousElementSibling.addEventListener(\"toggle\", function once(e) {",
     "  e.target.removeEventListener(\"toggle\", once);",
@@ -434,10 +477,10 @@ end
 local function Blocks(blocks)
   local out = pandoc.List()
   local solutions, chapter = solution_page(), chapter_page()
-  local programs = chapter_programs()
+  local programs, words = chapter_programs()
   for _, b in ipairs(blocks) do
     if #programs > 0 and b.t == "Header" and b.level == 2 and pandoc.utils.stringify(b.content):match("^The programs?$") then
-      out:insert(run_panel(programs, b.identifier))
+      out:insert(run_panel(programs, words, b.identifier))
       programs = {}
     end
     local n = b.t == "Para" and b.content[1] and b.content[1].t == "Strong" and exercise_number(b.content[1].content)

@@ -8,7 +8,9 @@
 // args: argv, argv[0] the program's name. files: { "path": Uint8Array } the
 // program finds (paths relative to its working directory, "/"). It returns what
 // the program wrote to stdout and stderr (text), its exit status, and every file
-// in memory when it ended ({ "out/attn.npy": Uint8Array, ... }).
+// in memory when it ended ({ "out/attn.npy": Uint8Array, ... }). options.onWrite,
+// if given, is called with (fd, text) as the program writes to stdout (1) or
+// stderr (2), so that a long run's progress can be shown as it is printed.
 // One directory is preopened, "/" (fd 3); fds 0, 1, 2 are stdin (empty),
 // stdout and stderr. A call the programs never make answers ENOSYS.
 // make html turns this module into a classic script (build/site/run/panel.js).
@@ -60,7 +62,9 @@ class MemFS {
 
 // ---- the program's run ----------------------------------------------------
 
-export async function run(wasmBytes, args, files) {
+export async function run(wasmBytes, args, files, options) {
+  const onWrite = options && options.onWrite;
+  const streams = onWrite && { 1: new TextDecoder(), 2: new TextDecoder() };
   const fs = new MemFS(files);
   const out = { 1: [], 2: [] };
   // open descriptors: fd -> { path, node, pos, append } (3 is the preopened "/")
@@ -156,7 +160,10 @@ export async function run(wasmBytes, args, files) {
       for (const { ptr, len } of iovecs(iovs, n)) {
         const chunk = bytes(ptr, len).slice();
         total += len;
-        if (f.tty) { if (out[fd]) out[fd].push(chunk); continue; }
+        if (f.tty) {
+          if (out[fd]) { out[fd].push(chunk); if (onWrite) onWrite(fd, streams[fd].decode(chunk, { stream: true })); }
+          continue;
+        }
         if (f.node.dir) return E.ISDIR;
         const pos = f.append ? f.node.data.length : f.pos;
         if (pos + len > f.node.data.length) {
