@@ -291,6 +291,184 @@ local function cut(path, text)
 end
 
 ------------------------------------------------------------------------------
+-- Pass 2b: the book up to the last assigned chapter, not after it
+------------------------------------------------------------------------------
+
+-- A handout holds the chapters up to its last assigned one and the parts of
+-- the appendix pages they need; what comes after is left out whole: the
+-- later chapters with their worked solutions and mk/NN-*.mk rules, the
+-- sections of the appendix pages that wire their programs, and then every
+-- file that belongs to a program those no longer tangle: its tests (public;
+-- the hidden ones never ship), its PyTorch script, a test header only they
+-- include, and the figures no chapter kept shows. The tangler, run on what
+-- is kept, is the safety net: a chunk used but not defined, or defined but
+-- never used, stops the handout.
+--
+-- Each "## " section of an appendix page belongs to one chapter: "## Chapter
+-- N's program(s)" to chapter N, any other to its page's chapter below
+-- (its text before the first "## " goes with the page). A page none of
+-- whose sections is kept is left out whole.
+local APPENDIX_CHAPTER = {
+  ["chapters/A-machinery.md"] = {page = 0},                       -- chapter 0's tensor helper
+  ["chapters/A-programs-1.md"] = {page = 1},                      -- "## Chapter N's program"
+  ["chapters/A-programs-2.md"] = {page = 7},
+  -- mha_fast's and mha_bench's wiring (chapter 10); its last two sections hold chapter 9's
+  -- decode_costs and decode_bench, which also take chapter 10's clock and median
+  ["chapters/B-timing.md"] = {page = 10, sections = {["What decode_costs prints"] = 9,
+                                                     ["Timing a decoding step"] = 9}},
+  ["chapters/C-backward-fast.md"] = {page = 11},                  -- chapter 11's backward, fast
+}
+
+-- The units of appendix page `path`: its text before the first "## ", then
+-- each "## " heading line, and the text under it up to the next "### " or
+-- "## ", and each "### " subsection; each {lines, chapter, defines (the
+-- chunks its blocks define, a set), heading (a "## " line alone)}.
+local function appendix_units(path, text)
+  local rule = APPENDIX_CHAPTER[path] or {page = 0}
+  local units, fence, chapter = {}, nil, 0
+  local unit = {lines = {}, chapter = 0, defines = {}}
+  units[1] = unit
+  for _, line in ipairs((lines_of(text))) do
+    local mark = line:match("^ ? ? ?(```+)") or line:match("^ ? ? ?(~~~+)")
+    if mark and not fence then fence = mark
+    elseif mark and fence and line:match("^%s*([`~]+)%s*$") and mark:sub(1, 1) == fence:sub(1, 1) and #mark >= #fence then fence = nil
+    elseif not fence and line:match("^##%s") then
+      local heading = line:match("^##%s+(.-)%s*$")
+      chapter = tonumber(heading:match("^Chapter (%d+)'s ")) or (rule.sections or {})[heading] or rule.page
+      units[#units + 1] = {lines = {line}, chapter = chapter, defines = {}, heading = true}
+      unit = {lines = {}, chapter = chapter, defines = {}}
+      units[#units + 1] = unit
+      line = nil
+    elseif not fence and line:match("^###%s") then
+      unit = {lines = {}, chapter = chapter, defines = {}}
+      units[#units + 1] = unit
+    end
+    if line then
+      unit.lines[#unit.lines + 1] = line
+      local name = fence and line:match("^%s*//%s*<<(.-)>>%+?=%s*$")
+      if name then unit.defines[name] = true end
+    end
+  end
+  return units
+end
+
+-- The text of `units` with those `keep` says, blank lines at the end trimmed;
+-- nil when a unit is left out and only the page's intro and headings are kept.
+local function units_text(units, keep, final_newline)
+  local out, any, all = {}, false, true
+  for k, unit in ipairs(units) do
+    if keep[k] then
+      table.move(unit.lines, 1, #unit.lines, #out + 1, out)
+      if k > 1 and not unit.heading then any = true end
+    else
+      all = false
+    end
+  end
+  if all then any = true end
+  if not any then return nil end
+  while out[#out] == "" do out[#out] = nil end
+  return table.concat(out, "\n") .. (final_newline and "\n" or "")
+end
+
+-- The files of the book (`files`, their `texts` for the chapters) that a
+-- handout up to chapter `last` leaves out, as a set, and the appendix pages
+-- it trims (path -> text). Also the names of the programs left out.
+local function after_last(files, texts, last)
+  local gone, trimmed, all_sources, pages = {}, {}, {}, {}
+  for _, path in ipairs(files) do
+    local n = chapter_number(path) or tonumber(path:match("^solutions/(%d+)%-[^/]*%.md$") or path:match("^mk/(%d+)%-[^/]*%.mk$"))
+    if n and n > last then gone[path] = true end
+    if path:match("^chapters/[^/]*%.md$") then
+      all_sources[#all_sources + 1] = {path = path, text = texts[path]}
+      if not chapter_number(path) then
+        local units, keep = appendix_units(path, texts[path]), {}
+        for k, unit in ipairs(units) do keep[k] = unit.chapter <= last end
+        pages[#pages + 1] = {path = path, units = units, keep = keep}
+      end
+    end
+  end
+  table.sort(all_sources, function(a, b) return a.path < b.path end)
+  local all_out, err = tangler.tangle(all_sources)
+  if not all_out then U.die("%s", err) end
+  -- Tangle what is kept; a chunk it uses that only a left-out unit defines
+  -- brings that unit back (with its "## " heading), until it tangles.
+  local kept_sources, kept_out
+  while true do
+    kept_sources = {}
+    for _, path in ipairs(files) do
+      if chapter_number(path) and not gone[path] then kept_sources[#kept_sources + 1] = {path = path, text = texts[path]} end
+    end
+    for _, page in ipairs(pages) do
+      local text = units_text(page.units, page.keep, texts[page.path]:sub(-1) == "\n")
+      gone[page.path], trimmed[page.path] = text == nil or nil, text
+      if text then kept_sources[#kept_sources + 1] = {path = page.path, text = text} end
+    end
+    table.sort(kept_sources, function(a, b) return a.path < b.path end)
+    local out, kept_err = tangler.tangle(kept_sources)
+    if out then kept_out = out break end
+    local missing = kept_err:match("undefined chunk <<(.-)>>")
+    local found = false
+    for _, page in ipairs(missing and pages or {}) do
+      for k, unit in ipairs(page.units) do
+        if unit.defines[missing] and not page.keep[k] then
+          page.keep[k], found = true, true
+          for h = k, 1, -1 do if page.units[h].heading then page.keep[h] = true break end end
+        end
+      end
+    end
+    if not found then U.die("the book up to chapter %d does not tangle alone: %s", last, kept_err) end
+  end
+  for path, text in pairs(trimmed) do if text == texts[path] then trimmed[path] = nil end end
+  -- what the kept chapters no longer tangle: src/NAME.c, src/NAME.h
+  local have, dropped = {}, {}
+  for _, o in ipairs(kept_out) do have[o.path] = true end
+  for _, o in ipairs(all_out) do
+    local base = o.path:match("^src/(.+)$")
+    if base and not have[o.path] then dropped[base] = true; dropped[base:match("^(.-)%.[ch]$") or base] = true end
+  end
+  local function needs_dropped(text)
+    for name in text:gmatch('#include%s+"([^"]+)"') do if dropped[name] then return true end end
+    for name in text:gmatch('"([%w_]+)"') do if dropped[name] then return true end end
+    return false
+  end
+  -- tests of what is left out, and the test headers only they include
+  local headers_used, headers = {}, {}
+  for _, path in ipairs(files) do
+    local name = path:match("^tests/test_([%w_]+)%.c$") or path:match("^tests/pytorch/([%w_]+)%.py$")
+    if name then
+      local text = U.must_read(path)
+      if dropped[name] or needs_dropped(text) then gone[path] = true
+      else for h in text:gmatch('#include%s+"([^"]+%.h)"') do headers_used[h] = true end end
+    elseif path:match("^tests/[^/]+%.[ch]$") then
+      headers[#headers + 1] = path
+    end
+  end
+  for _, path in ipairs(files) do
+    if path:match("^tests/[^/]+%.[ch]$") and not path:match("^tests/test_") then
+      for h in U.must_read(path):gmatch('#include%s+"([^"]+%.h)"') do headers_used[h] = true end
+    end
+  end
+  for _, path in ipairs(headers) do
+    local base = path:match("^tests/(.+)$")
+    local included_by_tests = false
+    for _, p in ipairs(files) do
+      if p:match("^tests/test_[%w_]+%.c$") and U.must_read(p):find('#include "' .. base .. '"', 1, true) then included_by_tests = true end
+    end
+    if included_by_tests and not headers_used[base] then gone[path] = true end
+  end
+  -- the figures no kept chapter shows
+  local shown = {}
+  for _, source in ipairs(kept_sources) do
+    for name in source.text:gmatch("figures/([%w_%-]+%.svg)") do shown[name] = true end
+  end
+  for _, path in ipairs(files) do
+    local name = path:match("^figures/([%w_%-]+%.svg)$")
+    if name and not shown[name] then gone[path] = true end
+  end
+  return gone, trimmed
+end
+
+------------------------------------------------------------------------------
 -- Pass 3: links to what the handout leaves out
 ------------------------------------------------------------------------------
 
@@ -976,8 +1154,8 @@ local function main(argv)
   local texts, chapters_with_exercises = {}, {}
   for _, path in ipairs(files) do
     local n = chapter_number(path)
+    if path:match("^chapters/[^/]*%.md$") then texts[path] = U.must_read(path) end
     if n then
-      texts[path] = U.must_read(path)
       local blocks, err = tangler.parse(path, texts[path])
       if not blocks then U.die("%s", err) end
       for _, block in ipairs(blocks) do
@@ -1002,8 +1180,19 @@ local function main(argv)
     end
   end
 
-  -- What the handout leaves out.
-  local gone = {["README.md"] = true, [MARKER] = true}
+  -- What the handout leaves out: what comes after its last assigned chapter,
+  -- then the assigned chapters' worked solutions and what only teachers use.
+  local last = tonumber(numbers[#numbers])
+  local gone, trimmed = after_last(files, texts, last)
+  for path, text in pairs(trimmed) do texts[path] = text end
+  local held, later = {}, {}      -- the chapters it holds, and those it leaves out, by number
+  for _, path in ipairs(files) do
+    local n = chapter_number(path)
+    if n then table.insert(n <= last and held or later, n) end
+  end
+  table.sort(held)
+  table.sort(later)
+  gone["README.md"], gone[MARKER] = true, true
   local kept = {}
   for _, path in ipairs(files) do
     local n = path:match("^solutions/(%d+)%-[^/]*%.md$")
