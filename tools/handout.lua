@@ -371,9 +371,12 @@ local function units_text(units, keep, final_newline)
 end
 
 -- The files of the book (`files`, their `texts` for the chapters) that a
--- handout up to chapter `last` leaves out, as a set, and the appendix pages
--- it trims (path -> text). Also the names of the programs left out.
-local function after_last(files, texts, last)
+-- handout up to chapter `last` leaves out, as a set, the appendix pages it
+-- trims (path -> text), and the last chapter it holds: `last`, or a later
+-- one whose chunk the code before it uses (chapter 0's tensor helper takes
+-- its mask rule from chapter 3), held with the chapters before it.
+local after_last
+function after_last(files, texts, last)
   local gone, trimmed, all_sources, pages = {}, {}, {}, {}
   for _, path in ipairs(files) do
     local n = chapter_number(path) or tonumber(path:match("^solutions/(%d+)%-[^/]*%.md$") or path:match("^mk/(%d+)%-[^/]*%.mk$"))
@@ -414,6 +417,14 @@ local function after_last(files, texts, last)
           page.keep[k], found = true, true
           for h = k, 1, -1 do if page.units[h].heading then page.keep[h] = true break end end
         end
+      end
+    end
+    -- a later chapter that defines it (chapter 3's mask rule is in the tensor helper) is
+    -- held whole, and the chapters up to it
+    for _, path in ipairs(missing and not found and files or {}) do
+      local n = chapter_number(path)
+      if n and n > last and texts[path]:find("\n//%s*<<" .. missing:gsub("%p", "%%%0") .. ">>%+?=") then
+        return after_last(files, texts, n)
       end
     end
     if not found then U.die("the book up to chapter %d does not tangle alone: %s", last, kept_err) end
@@ -465,7 +476,7 @@ local function after_last(files, texts, last)
     local name = path:match("^figures/([%w_%-]+%.svg)$")
     if name and not shown[name] then gone[path] = true end
   end
-  return gone, trimmed
+  return gone, trimmed, last
 end
 
 ------------------------------------------------------------------------------
@@ -609,7 +620,20 @@ local function commands(chapters, exercises)
   return table.concat(out, "\n")
 end
 
-local function student_readme(chapters, exercises, stubs, reach, chapter_files, programs)
+-- What the handout holds: "chapters 0 to 5 and the parts of the appendices
+-- they use; chapters 6 to 13, after the last one assigned, are left out".
+local function holds(held, later)
+  local function span(list)
+    if #list == 1 then return "chapter " .. list[1] end
+    return ("chapters %d to %d"):format(list[1], list[#list])
+  end
+  local text = ("It holds %s and the parts of the appendices they use"):format(span(held))
+  if #later == 0 then return text .. ": the whole book." end
+  return text .. (": %s, after the last one assigned, %s left out, with their programs, tests and figures.")
+    :format(span(later), #later == 1 and "is" or "are")
+end
+
+local function student_readme(chapters, exercises, stubs, reach, chapter_files, programs, held, later)
   -- The stubs as this handout has them: one example of each form present
   -- (without names, with names), then every stub by chapter and line.
   local bare, named
@@ -669,6 +693,8 @@ Start reading at **[book.md](book.md)**.
 
 Assigned: chapter%s %s, that is Exercise%s %s.
 
+%s
+
 ## What to do
 
 In each assigned chapter (`chapters/NN-*.md`) the code an exercise asks for is
@@ -709,7 +735,7 @@ A compiler error names the chapter's Markdown line, so you can fix it where you
 wrote it. Do not edit `build/`: it is made again from the chapters.
 
 %s]]):format(#chapters > 1 and "s" or "", and_list(chapters), #exercises > 1 and "s" or "", and_list(exercises),
-             forms, table.concat(list, "\n"), program, first.path, first.line, first.exercise,
+             wrap(holds(held, later), ""), forms, table.concat(list, "\n"), program, first.path, first.line, first.exercise,
              commands(chapters, exercises),
              reach_section(exercises, chapter_files, reach, chapters))
 end
@@ -1183,7 +1209,8 @@ local function main(argv)
   -- What the handout leaves out: what comes after its last assigned chapter,
   -- then the assigned chapters' worked solutions and what only teachers use.
   local last = tonumber(numbers[#numbers])
-  local gone, trimmed = after_last(files, texts, last)
+  local gone, trimmed
+  gone, trimmed, last = after_last(files, texts, last)
   for path, text in pairs(trimmed) do texts[path] = text end
   local held, later = {}, {}      -- the chapters it holds, and those it leaves out, by number
   for _, path in ipairs(files) do
@@ -1222,7 +1249,7 @@ local function main(argv)
     if text then out_texts[path] = text end
   end
   local programs, reach = code_map(kept, out_texts)
-  out_texts["README.md"] = student_readme(numbers, exercises, stubs, reach, assigned, programs)
+  out_texts["README.md"] = student_readme(numbers, exercises, stubs, reach, assigned, programs, held, later)
   out_texts["mk/handout.mk"] = makefile_part(numbers, exercises)
   kept[#kept + 1] = "README.md"
   kept[#kept + 1] = "mk/handout.mk"
