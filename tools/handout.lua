@@ -37,9 +37,17 @@ holds something else, a file, a symbolic link, the book's own directory or
 one that holds it.
 
 Without chapter numbers, every chapter that has a solution region is
-assigned. The other chapters stay complete.
+assigned. The chapters before the last assigned one that are not assigned
+stay complete.
 
-What the handout leaves out: the worked solutions of the assigned chapters
+A handout holds the book up to its last assigned chapter, not after it:
+the later chapters are left out with their programs, tests (public and
+hidden), PyTorch scripts, figures, worked solutions, mk/NN-*.mk rules and
+their sections of the appendix pages (see after_last below: a section a
+kept program needs is kept, and a later chapter whose chunk an earlier one
+uses is held whole). Its README says which chapters it holds.
+
+What the handout leaves out besides: the worked solutions of the assigned chapters
 (solutions/NN-name.md), the teachers' hidden tests (tests/teacher/), the
 mistakes the exercises' tests must catch (tests/mistakes/, which quote the
 solutions) and their check (tools/check-mistakes.lua), the book's CI and
@@ -65,9 +73,12 @@ dropped and every identifier but a called function's name read as ID, in
 every file the handout ships but the chapters before the exercise's and
 their worked solutions (what a student may reuse). Each place found is one
 line on stderr, `FILE:LINE: Exercise N.M: the tokens of its solution,
-chapters/NN-x.md:LINE` (a cut chapter's lines are the book's). With
-ABH_LEAKS=fail a place found stops the handout; ABH_LEAKS=report, the
-default until the chapters are rid of the places it finds, only lists them.
+chapters/NN-x.md:LINE (tokens HASH)` (a cut chapter's lines are the
+book's), and a place found stops the handout (ABH_LEAKS=fail, the default);
+ABH_LEAKS=report only lists them. A few places are allowed, each for its
+reason (ALLOWED below, named by the hash of its tokens): they are counted
+on stdout, and `--leaks` prints each, `FILE:LINE: Exercise N.M: allowed:
+reason`.
 `--leaks DIR` runs the same search over a handout written before (its
 assigned chapters read from DIR/mk/handout.mk, their solutions from the
 book here), lines in DIR's files: make check-handout runs it.
@@ -841,9 +852,8 @@ end
 -- is taught, no leak anywhere. Everything else the handout ships counts:
 -- the exercise's own chapter outside the stub, later chapters and their
 -- solutions, appendices, tests, tools (gnuplot's figures aside).
--- ABH_LEAKS=fail refuses a handout with a leak; ABH_LEAKS=report (for now
--- the default, while the chapters are rid of the leaks it finds) lists them
--- and goes on.
+-- ABH_LEAKS=fail (the default) refuses a handout with a leak;
+-- ABH_LEAKS=report lists them and goes on.
 local MIN_TOKENS, LEAK_WINDOW = 12, 3
 
 local KEYWORDS = {}
@@ -990,6 +1000,48 @@ local function needles_of(removed)
   return needles
 end
 
+-- FNV-1a, 32 bits, of `text`, as eight hex digits: how ALLOWED names a run of
+-- tokens without quoting it (this file ships in every handout).
+local function tokens_hash(text)
+  local h = 2166136261
+  for k = 1, #text do
+    h = ((h ~ text:byte(k)) * 16777619) & 0xffffffff
+  end
+  return ("%08x"):format(h)
+end
+
+-- The places where a solution's tokens are allowed: each with its exercise,
+-- the file, where in it, the hashes of the runs of tokens allowed there (as
+-- written, names and all, joined by spaces: a leak's line shows its hash,
+-- so a changed line or a new place is found again) and why it gives no
+-- answer away. The check prints each place it allows, "FILE:LINE: Exercise
+-- N.M: allowed: reason". A handout holds no chapter after its last assigned
+-- one, so these are met only when a later chapter is assigned too.
+local ALLOWED = {
+  {exercise = "1.6", path = "chapters/11-backward.md", at = "attend_lean_backward's scale", tokens = {"9ecc3fe5"},
+   reason = "the scale 1/sqrt(d) that chapter 1's prose gives before the exercise, of the backward pass's recomputed weights, with no matmul_bt after it"},
+  {exercise = "5.6", path = "chapters/06-mqa-gqa.md", at = "mqa_forward's and gqa_forward's passes 2 and 7", tokens = {"456ef557", "fdfdc340", "b16784f4", "29254858"},
+   reason = "MQA's and GQA's own passes 2 and 7 (only the queries split; keys and values in G heads), with the calls chapters 0 and 5 name before the exercise"},
+  {exercise = "5.6", path = "chapters/07-cross-attention.md", at = "passes 2, 7 and 8", tokens = {"456ef557", "391da05c", "341839c0", "4887dc6a", "cb5a9ed4"},
+   reason = "cross-attention's own passes on S source positions, with the calls chapters 0 and 5 name before the exercise"},
+  {exercise = "5.6", path = "chapters/08-variants.md", at = "mha_qkv's, mha_shared_heads' and mhsa_relu's splits, weighted sums and merges", tokens = {"dc6ce226", "cb5a9ed4", "de75511d", "87c9f3b6", "031d9bf2", "9ff1030f"},
+   reason = "the variants' own splits, weighted sums without dropout and merges, with the calls chapters 0 and 5 name before the exercise"},
+  {exercise = "5.6", path = "chapters/11-backward.md", at = "passes 7 and 2 back", tokens = {"b519ce66", "33122677", "de0148e4", "584e210c"},
+   reason = "the gradients split where the forward pass merged and merged where it split, with G key heads"},
+  {exercise = "5.6", path = "chapters/13-positions.md", at = "rope's passes 2 and 7", tokens = {"456ef557", "b16784f4", "29254858", "fdfdc340"},
+   reason = "chapter 6's GQA passes 2 and 7, around the rotation chapter 13 adds"},
+  {exercise = "6.7", path = "chapters/11-backward.md", at = "attend_backward's rows", tokens = {"5acdd590"},
+   reason = "a group's R*T query rows, which chapter 6's prose states, read by the backward pass as pass 3 reads them"},
+  {exercise = "6.7", path = "tests/test_tensor.c", at = "the test of matmul", tokens = {"04a92b72"},
+   reason = "chapter 0's own test of matmul, which chapter 0 teaches"},
+  {exercise = "8.6", path = "chapters/08-variants.md", at = "mha_shared_heads' pass 3", tokens = {"3bc7b294"},
+   reason = "the einsum post's score, unscaled as chapter 8's prose says mhsa_relu's is; the exercise is where the causal -10000 goes"},
+  {exercise = "11.6", path = "chapters/11-backward.md", at = "dot", tokens = {"530feceb"},
+   reason = "a dot product, which chapter 1 teaches; the exercise is which rows it takes and what the sum is taken from"},
+  {exercise = "11.6", path = "chapters/C-backward-fast.md", at = "step 7", tokens = {"02be5ef5"},
+   reason = "ds = p * (dp - D), D the row's sum computed before: the formula the comment above the exercise's stub states"},
+}
+
 -- The places of the handout's files (`texts`: path -> text, the paths
 -- `paths`) that hold a needle's tokens, merged by exercise and file, each
 -- {exercise, path, from, to, src, first, last}, in order; `origins` (path ->
@@ -1000,7 +1052,7 @@ local function find_leaks(needles, texts, paths, origins)
   for _, path in ipairs(paths) do
     if not path:match("%.svg$") then           -- gnuplot's figures: numbers, no code
       local toks, at, raw = file_tokens(path, texts[path])
-      local file = {path = path, toks = toks, at = at,
+      local file = {path = path, toks = toks, at = at, written = raw,
                     chapter = tonumber(path:match("^chapters/(%d+)%-[^/]*%.md$") or path:match("^solutions/(%d+)%-[^/]*%.md$"))}
       if file.chapter then file.raw = " " .. table.concat(raw, " ") .. " " end
       files[#files + 1] = file
@@ -1026,8 +1078,14 @@ local function find_leaks(needles, texts, paths, origins)
       end
       if same then
         local from, to, book = file.at[p], file.at[p + #needle.toks - 1], origins[file.path] or {}
+        local hash, allowed = tokens_hash(table.concat(file.written, " ", p, p + #needle.toks - 1)), nil
+        for _, entry in ipairs(ALLOWED) do
+          if entry.exercise == needle.exercise and entry.path == file.path then
+            for _, h in ipairs(entry.tokens) do if h == hash then allowed = entry end end
+          end
+        end
         hits[#hits + 1] = {exercise = needle.exercise, path = file.path, from = book[from] or from, to = book[to] or to,
-                           src = needle.path, first = needle.first, last = needle.last}
+                           src = needle.path, first = needle.first, last = needle.last, allowed = allowed, hash = hash}
       end
     end
   end
@@ -1041,10 +1099,12 @@ local function find_leaks(needles, texts, paths, origins)
   local merged = {}
   for _, h in ipairs(hits) do
     local m = merged[#merged]
-    if m and m.exercise == h.exercise and m.path == h.path and h.from <= m.to + 1 then
+    if m and m.exercise == h.exercise and m.path == h.path and h.from <= m.to + 1 and m.allowed == h.allowed then
       m.to, m.first, m.last = math.max(m.to, h.to), math.min(m.first, h.first), math.max(m.last, h.last)
+      if not m.hashes:find(h.hash, 1, true) then m.hashes = m.hashes .. " " .. h.hash end
     else
-      merged[#merged + 1] = {exercise = h.exercise, path = h.path, from = h.from, to = h.to, src = h.src, first = h.first, last = h.last}
+      merged[#merged + 1] = {exercise = h.exercise, path = h.path, from = h.from, to = h.to, src = h.src, first = h.first,
+                             last = h.last, allowed = h.allowed, hashes = h.hash}
     end
   end
   return merged
@@ -1056,20 +1116,38 @@ local function place(path, from, to)
 end
 
 -- List the leaks on stderr, one line each, then how many there are; with
--- ABH_LEAKS=fail a leak stops the script, saying `stopped` (what it did not
--- do). `where` names the handout.
-local function report_leaks(leaks, where, stopped)
-  local mode = os.getenv("ABH_LEAKS") or "report"
-  if mode ~= "report" and mode ~= "fail" then U.die("ABH_LEAKS=%s: it is report (list the leaks) or fail (refuse)", mode) end
-  for _, l in ipairs(leaks) do
-    io.stderr:write(("%s: Exercise %s: the tokens of its solution, %s\n"):format(
-      place(l.path, l.from, l.to), l.exercise, place(l.src, l.first, l.last)))
+-- ABH_LEAKS=fail (the default) a leak stops the script, saying `stopped`
+-- (what it did not do). The places ALLOWED are not leaks: `list_allowed`
+-- prints each on stdout, else one line counts them. `where` names the
+-- handout. Returns how many leaks there are.
+local function report_leaks(places, where, stopped, list_allowed)
+  local mode = os.getenv("ABH_LEAKS") or "fail"
+  if mode ~= "report" and mode ~= "fail" then U.die("ABH_LEAKS=%s: it is fail (refuse a leak) or report (list the leaks)", mode) end
+  local leaks, allowed = {}, 0
+  for _, l in ipairs(places) do
+    if l.allowed then
+      allowed = allowed + 1
+      if list_allowed then
+        io.stdout:write(("%s: Exercise %s: allowed: %s\n"):format(place(l.path, l.from, l.to), l.exercise, l.allowed.reason))
+      end
+    else
+      leaks[#leaks + 1] = l
+    end
   end
-  if #leaks == 0 then return end
+  if allowed > 0 and not list_allowed then
+    io.stdout:write(("handout: %s: %d place%s with a solution's tokens allowed, each for its reason (tools/handout.lua --leaks %s lists them)\n")
+      :format(where, allowed, allowed == 1 and "" or "s", where))
+  end
+  for _, l in ipairs(leaks) do
+    io.stderr:write(("%s: Exercise %s: the tokens of its solution, %s (tokens %s)\n"):format(
+      place(l.path, l.from, l.to), l.exercise, place(l.src, l.first, l.last), l.hashes))
+  end
+  if #leaks == 0 then return 0 end
   local found = ("%s: %d place%s hold%s the tokens of a solution it cuts (listed above)")
     :format(where, #leaks, #leaks > 1 and "s" or "", #leaks > 1 and "" or "s")
   if mode == "fail" then U.die("%s: %s (ABH_LEAKS=fail)", found, stopped) end
   io.stderr:write(("handout: %s; ABH_LEAKS=report: reported, not refused\n"):format(found))
+  return #leaks
 end
 
 ------------------------------------------------------------------------------
@@ -1146,8 +1224,8 @@ local function leaks_main(dir)
   end
   local needles = needles_of(removed)
   local leaks = find_leaks(needles, texts, paths, origins)
-  report_leaks(leaks, dir, "the handout leaks")
-  if #leaks == 0 then
+  local found = report_leaks(leaks, dir, "the handout leaks", true)
+  if found == 0 then
     io.stdout:write(("handout: %s: no file holds the tokens of a solution it cuts (%d token sequence%s searched)\n"):format(dir, #needles, #needles == 1 and "" or "s"))
   end
 end
