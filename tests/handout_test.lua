@@ -142,6 +142,35 @@ do  -- chapter 1 assigned
      and chapter_line == 7, "the handout tangles, and #line puts the stub at its own line of the chapter, 7", tangled)
 end
 
+do  -- the book up to the last assigned chapter, not after it
+  local PROGRAMS = "# Appendix A, continued. The wiring of each program\n\nIntro.\n\n" ..
+    "## Chapter 1's program\n\nOne's help:\n\n```c {chunk=\"Help one\"}\n// <<Help one>>=\nstatic int helper(void) { return 1; }\n```\n\n" ..
+    "## Chapter 2's program\n\nTwo's help:\n\n```c {chunk=\"Help two\"}\n// <<Help two>>=\nstatic int help2(void) { return 2; }\n```\n"
+  local dir = small_book{
+    ["chapters/A-programs-1.md"] = PROGRAMS,
+    ["chapters/01-one.md"] = CHAPTER_1:gsub("int one%(int a", "<<Help one>>\nint one(int a") .. "\n![One](../figures/one.svg)\n",
+    ["chapters/02-two.md"] = CHAPTER_2:gsub("int two%(void%)", "<<Help two>>\nint two(void)") .. "\n![Two](../figures/two.svg)\n",
+    ["figures/one.svg"] = "<svg/>\n", ["figures/two.svg"] = "<svg/>\n",
+    ["mk/01-one.mk"] = "PROGRAMS += one\n", ["mk/02-two.mk"] = "PROGRAMS += two\n",
+    ["tests/test_two.c"] = '#include "two.c"\n', ["tests/pytorch/two.py"] = "# two\n", ["tests/pytorch/one.py"] = "# one\n",
+    ["tests/two_cases.h"] = "/* two's cases */\n", ["tests/test_one.c"] = '#include "one.c"\n#include "tap.h"\n',
+    ["tests/tap.h"] = "/* tap */\n", ["tests/test_both.c"] = '#include "two_cases.h"\nint main(void) { return run("two"); }\n'}
+  local status, out, err = handout(dir, "1")
+  ok(status == 0 and out:find("chapter 1 assigned", 1, true), "a handout of chapter 1 from a book of two chapters", out, err)
+  is(tree(dir .. "/out"):gsub("%.abh%-handout\n", ""), table.concat({".github/workflows/classroom.yml", "README.md", "book.md",
+     "chapters/01-one.md", "chapters/A-programs-1.md", "figures/one.svg", "helpers.h", "mk/01-one.mk", "mk/handout.mk",
+     "tests/pytorch/one.py", "tests/tap.h", "tests/test_one.c"}, "\n") .. "\n",
+     "it leaves out chapter 2, its mk rules, figures, tests (and a header only they include), PyTorch script and the " ..
+     "tests that run its program", tree(dir .. "/out"))
+  is(read(dir .. "/out/chapters/A-programs-1.md"), PROGRAMS:match("^(.-)\n\n## Chapter 2's") .. "\n",
+     "and the appendix's section on chapter 2's program")
+  ok((read(dir .. "/out/README.md") or ""):find("It holds chapter 1 and the parts of the appendices they use: chapter 2, after\nthe last one assigned, is left out", 1, true),
+     "the README says which chapters it holds", read(dir .. "/out/README.md"))
+  local mk = read(dir .. "/out/mk/handout.mk") or ""
+  ok(mk:find("\nCFLAGS    += -include helpers.h\n", 1, true) and (read(dir .. "/out/helpers.h") or ""):find("\n// BEGIN HELPERS\n\n// END HELPERS\n", 1, true),
+     "every program is compiled with helpers.h, whose region for the student's helpers is empty", mk)
+end
+
 do  -- no chapter named: every chapter with a region; a second run replaces the first
   local dir = small_book()
   handout(dir, "1")

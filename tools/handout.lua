@@ -92,6 +92,7 @@ local q = U.q
 
 local USAGE = "usage: lua5.4 tools/handout.lua [--force] -o DIR [CHAPTER ...]   (chapter numbers, e.g. 1 3)\n" ..
               "       lua5.4 tools/handout.lua --leaks DIR                     (the solutions' tokens in a handout)\n"
+local HELPERS, HELPERS_BEGIN, HELPERS_END   -- the student's helpers' file and its markers (Pass 4)
 local MIN_LEAK = 10     -- solution lines shorter than this are too common to be evidence
 local MARKER = ".abh-handout"   -- at a handout's top: make handout may replace this directory
 local MARKER_TEXT = [[
@@ -526,8 +527,42 @@ local function makefile_part(chapters, exercises)
 HANDOUT   := 1
 ASSIGNED  := %s
 EXERCISES := %s
-]]):format(table.concat(chapters, " "), table.concat(exercises, " "))
+# Every program and test is compiled with the student's helpers first.
+CFLAGS    += -include %s
+]]):format(table.concat(chapters, " "), table.concat(exercises, " "), HELPERS)
 end
+
+-- The student's own helper functions: one file of the handout, compiled
+-- into every program and test before its first line (mk/handout.mk), with
+-- one region between HELPERS_BEGIN and HELPERS_END that make
+-- grade-submission carries over, as it does the exercises' regions.
+HELPERS = "helpers.h"
+HELPERS_BEGIN, HELPERS_END = "// BEGIN HELPERS", "// END HELPERS"
+local HELPERS_TEXT = ([[
+/* helpers.h: your own helper functions, for any exercise of this handout.
+
+   Every program and test is compiled with this file before its first line
+   (mk/handout.mk: -include helpers.h), so a function written here can be
+   called from the code you write between any exercise's markers. Write
+   them between the two lines below, as static functions (a program that
+   does not call one is not warned about it); chapter 0's tensor helper is
+   included already. make grade-submission, which grades your handout from
+   a fresh copy of the book, takes what is between these two markers, as
+   it takes your exercises' code, and nothing else of this file. */
+#ifndef ABH_HELPERS_H
+#define ABH_HELPERS_H
+#include <math.h>
+#include "tensor.h"
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+
+%s
+
+%s
+
+#pragma GCC diagnostic pop
+#endif
+]]):format(HELPERS_BEGIN, HELPERS_END)
 
 -- "a", "a and b", "a, b and c".
 local function and_list(items)
@@ -716,6 +751,13 @@ text at the end of the chapter and the chapter's tests say what the code must
 compute. The stubs of this handout, by chapter and line:
 
 %s
+
+A helper function of your own, which several exercises may call, goes in
+`helpers.h`, between its lines `// BEGIN HELPERS` and `// END HELPERS`, as a
+`static` function: every program and test is compiled with that file first.
+Those lines and your exercises' regions are what a teacher's `make
+grade-submission` takes from your handout; a change anywhere else is listed
+in its report, and not used.
 
 A stub that is reached stops the program with one line, for example
 
@@ -1297,7 +1339,7 @@ local function main(argv)
   end
   table.sort(held)
   table.sort(later)
-  gone["README.md"], gone[MARKER] = true, true
+  gone["README.md"], gone[MARKER], gone[HELPERS] = true, true, true
   local kept = {}
   for _, path in ipairs(files) do
     local n = path:match("^solutions/(%d+)%-[^/]*%.md$")
@@ -1329,8 +1371,10 @@ local function main(argv)
   local programs, reach = code_map(kept, out_texts)
   out_texts["README.md"] = student_readme(numbers, exercises, stubs, reach, assigned, programs, held, later)
   out_texts["mk/handout.mk"] = makefile_part(numbers, exercises)
+  out_texts[HELPERS] = HELPERS_TEXT
   kept[#kept + 1] = "README.md"
   kept[#kept + 1] = "mk/handout.mk"
+  kept[#kept + 1] = HELPERS
   platform_files(out_texts, kept, exercises)
 
   -- Every text file of the handout is searched for solution lines.
