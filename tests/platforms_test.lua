@@ -142,6 +142,13 @@ else
   write(sub .. "/tests/test_selfatt_v1.c", "#error the student's test was compiled\n" .. read(sub .. "/tests/test_selfatt_v1.c"))
   write(sub .. "/tools/grade.lua", "os.exit(0)\n")
   write(sub .. "/notes.txt", "my notes\n")
+  -- a helper of the student's, in helpers.h between its markers, called from the answer
+  -- (the grade compiles only if the trusted copy carries it over), and an edit outside them
+  write(sub .. "/helpers.h", (("/* mine */\n" .. read(sub .. "/helpers.h")):gsub("// BEGIN HELPERS\n",
+    "// BEGIN HELPERS\nstatic float inv_sqrt(int n) { return 1.0f / sqrtf((float)n); }\n", 1)))
+  local answer = read(sub .. "/chapters/01-selfatt-v1.md")
+  local with_helper, used = answer:gsub("float scale = 1%.0f / sqrtf%(%(float%)D%);", "float scale = inv_sqrt(D);", 1)
+  write(sub .. "/chapters/01-selfatt-v1.md", with_helper)
   local AUTOGRADE = CLEAN .. "AUTOGRADER=" .. q(ag) .. " sh " .. q(ag .. "/source/run_autograder")
   status, out, err = run(TMP, AUTOGRADE)
   local results, why = json.decode(read(ag .. "/results/results.json") or "")
@@ -151,7 +158,10 @@ else
   ok(n > 0 and score == results.score and score == max and hidden > 0,
      ("the answer gets full marks: the scores add up to the top-level score (%d), %d hidden tests among %d"):format(score, hidden, n),
      results.output)
+  ok(used == 1 and results.output:find("taken from the submission: the code between the exercise markers of [^\n]*helpers%.h %(its helpers%)"),
+     "a helper the student writes between helpers.h's markers is carried over and used by the answer", results.output)
   for _, path in ipairs{"Makefile: line 1 changed or added", "tests/test_selfatt_v1.c: line 1 changed or added",
+                        "helpers.h: outside the markers, line 1 changed or added",
                         "tools/grade.lua: ", "notes.txt: added", "chapters/01-selfatt-v1.md: outside the markers, line"} do
     ok(results.output:find("\n  " .. path, 1, true), "the edit outside the markers is reported, not used: " .. path, results.output)
   end

@@ -27,6 +27,10 @@ book's own programs and tests:
    has as many as the book), else by its BEGIN line and its place among the
    regions with that line. A region whose code holds a line that would end
    the Markdown code block (a fence) or a marker is not used: its stub stays.
+   The student's helper functions are taken the same way: the lines
+   between `// BEGIN HELPERS` and `// END HELPERS` of their helpers.h
+   (beside their chapters/, at the handout's top) replace the fresh
+   handout's empty region; every program and test is compiled with it.
 3. Every other difference from the fresh handout is listed, and not used: a
    chapter's lines changed outside the markers (by line, in the student's
    file), a file changed (by line), added, or missing; a symbolic link is
@@ -53,6 +57,8 @@ local USAGE = 'usage: lua5.4 tools/submission.lua [--format F] [--chapters "N ..
 local WORK = "build/submission"     -- the fresh handout (book/), a clone (student/), the notes
 local MAX_NOTES = 30                -- lines of differences listed, at most
 local MARKER = ".abh-handout"       -- make handout's mark at a handout's top: no part of what was handed in
+-- the student's helper functions: a file of the handout and its region (tools/handout.lua writes it)
+local HELPERS, HELPERS_BEGIN, HELPERS_END = "helpers.h", "// BEGIN HELPERS", "// END HELPERS"
 
 local function say(what, text) io.stderr:write(("  %-7s %s\n"):format(what, text)) end
 local function fail(fmt, ...)
@@ -250,6 +256,37 @@ local function paste(path, text, slines, spath)
   return table.concat(lines, "\n") .. (final_newline and "\n" or ""), used, #book, notes, book, student
 end
 
+-- The student's helpers: the fresh handout's helpers.h (`text`) with the
+-- lines between its HELPERS markers taken from the student's (`slines`);
+-- the new text, its regions and the student's (each {first, last}, for
+-- the comparison outside the markers), and a note when the student's
+-- region cannot be used (no markers, or a line that is a marker).
+local function paste_helpers(text, slines, spath)
+  local function region(lines)
+    local first, last
+    for i, line in ipairs(lines) do
+      if trim(line) == HELPERS_BEGIN and not first then first = i
+      elseif trim(line) == HELPERS_END and first and not last then last = i end
+    end
+    return first and last and {first = first, last = last, exercise = "helpers"} or nil
+  end
+  local lines, final_newline = lines_of(text)
+  local book, mine = region(lines), region(slines)
+  if not book then U.die("the fresh handout's %s has no %s ... %s region", HELPERS, HELPERS_BEGIN, HELPERS_END) end
+  if not mine then
+    return text, {book}, {}, ("%s: no %s ... %s region: the handout's empty one stays"):format(spath, HELPERS_BEGIN, HELPERS_END)
+  end
+  for i = mine.first + 1, mine.last - 1 do
+    if slines[i]:find("BEGIN HELPERS", 1, true) or slines[i]:find("END HELPERS", 1, true) then
+      return text, {book}, {mine}, ("%s: line %d is a marker inside the helpers' region: the handout's empty one stays"):format(spath, i)
+    end
+  end
+  local out = table.move(lines, 1, book.first, 1, {})
+  table.move(slines, mine.first + 1, mine.last - 1, #out + 1, out)
+  table.move(lines, book.last, #lines, #out + 1, out)
+  return table.concat(out, "\n") .. (final_newline and "\n" or ""), {book}, {mine}, nil
+end
+
 ------------------------------------------------------------------------------
 -- What differs outside the markers
 ------------------------------------------------------------------------------
@@ -418,6 +455,17 @@ local function main(argv)
       chapters[path] = {book_lines = lines_of(text), book_regions = book, student_lines = slines, student_regions = student,
                         spath = spath}
     end
+  end
+
+  -- The student's helpers, between the markers of helpers.h beside the chapters.
+  if bfiles[HELPERS] and root and sfiles[root .. HELPERS] == "file" then
+    local text = U.must_read(bdir .. "/" .. HELPERS)
+    local slines = lines_of(U.must_read(sdir .. "/" .. root .. HELPERS))
+    local pasted, book, student, note = paste_helpers(text, slines, root .. HELPERS)
+    U.write(bdir .. "/" .. HELPERS, pasted)
+    if note then notes[#notes + 1] = note else took[#took + 1] = ("%s (its helpers)"):format(root .. HELPERS) end
+    chapters[HELPERS] = {book_lines = lines_of(text), book_regions = book, student_lines = slines, student_regions = student,
+                         spath = root .. HELPERS}
   end
 
   -- 3. Every other difference, listed and not used.
