@@ -324,6 +324,8 @@ local APPENDIX_CHAPTER = {
   ["chapters/A-machinery.md"] = {page = 0},                       -- chapter 0's tensor helper
   ["chapters/A-programs-1.md"] = {page = 1},                      -- "## Chapter N's program"
   ["chapters/A-programs-2.md"] = {page = 7},
+  ["chapters/A-programs-3.md"] = {page = 11},
+  ["chapters/B-ladder.md"] = {page = 10},                         -- the rest of chapter 10's ladder
   -- mha_fast's and mha_bench's wiring (chapter 10); its last two sections hold chapter 9's
   -- decode_costs and decode_bench, which also take chapter 10's clock and median
   ["chapters/B-timing.md"] = {page = 10, sections = {["What decode_costs prints"] = 9,
@@ -1070,8 +1072,8 @@ local ALLOWED = {
    reason = "the variants' own splits, weighted sums without dropout and merges, with the calls chapters 0 and 5 name before the exercise"},
   {exercise = "5.6", path = "chapters/11-backward.md", at = "passes 7 and 2 back", tokens = {"b519ce66", "33122677", "de0148e4", "584e210c"},
    reason = "the gradients split where the forward pass merged and merged where it split, with G key heads"},
-  {exercise = "5.6", path = "chapters/13-positions.md", at = "rope's passes 2 and 7", tokens = {"456ef557", "b16784f4", "29254858", "fdfdc340"},
-   reason = "chapter 6's GQA passes 2 and 7, around the rotation chapter 13 adds"},
+  {exercise = "5.6", path = "chapters/13-positions.md", at = "rope's passes 2 and 7, and the turning layer's, forward and back", tokens = {"456ef557", "b16784f4", "29254858", "fdfdc340", "b519ce66", "33122677", "de0148e4", "584e210c"},
+   reason = "chapter 6's GQA passes 2 and 7, and chapter 11's forward and backward passes with G key heads, around the rotation chapter 13 adds"},
   {exercise = "6.7", path = "chapters/11-backward.md", at = "attend_backward's rows", tokens = {"5acdd590"},
    reason = "a group's R*T query rows, which chapter 6's prose states, read by the backward pass as pass 3 reads them"},
   {exercise = "6.7", path = "tests/test_tensor.c", at = "the test of matmul", tokens = {"04a92b72"},
@@ -1079,6 +1081,8 @@ local ALLOWED = {
   {exercise = "8.6", path = "chapters/08-variants.md", at = "mha_shared_heads' pass 3", tokens = {"3bc7b294"},
    reason = "the einsum post's score, unscaled as chapter 8's prose says mhsa_relu's is; the exercise is where the causal -10000 goes"},
   {exercise = "11.6", path = "chapters/11-backward.md", at = "dot", tokens = {"530feceb"},
+   reason = "a dot product, which chapter 1 teaches; the exercise is which rows it takes and what the sum is taken from"},
+  {exercise = "11.6", path = "chapters/C-backward-fast.md", at = "chapter 11's lean forward pass: dot", tokens = {"530feceb"},
    reason = "a dot product, which chapter 1 teaches; the exercise is which rows it takes and what the sum is taken from"},
   {exercise = "11.6", path = "chapters/C-backward-fast.md", at = "step 7", tokens = {"02be5ef5"},
    reason = "ds = p * (dp - D), D the row's sum computed before: the formula the comment above the exercise's stub states"},
