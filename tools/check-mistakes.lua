@@ -312,6 +312,28 @@ local function apply(text, m)
   return text
 end
 
+-- The chapter `text`, an entry's edits made, given back the number of lines of
+-- `original`: the lines the edits add are joined away in the prose after the code block
+-- of the exercise's last region (or the lines they remove are added there, blank). So
+-- every later block keeps its lines, and its `#line` numbers: the tangled files that do
+-- not hold the exercise's code stay as they were, and make recompiles nothing of them
+-- (chapter 0's tensor.h is included by every test). Where that prose is too short,
+-- the text is given back as it is.
+local function keep_lines(text, original, exercise)
+  local function lines(t) return select(2, t:gsub("\n", "")) end
+  local extra = lines(text) - lines(original)
+  local regions = U.regions(text, exercise)
+  if extra == 0 or #regions == 0 then return text end
+  local _, fence = text:find("\n```[^\n]*\n", regions[#regions].last)       -- the block's closing fence line
+  if not fence then return text end
+  if extra < 0 then return text:sub(1, fence) .. ("\n"):rep(-extra) .. text:sub(fence + 1) end
+  local next_fence = text:find("\n```", fence, true) or #text
+  local prose = text:sub(fence + 1, next_fence - 1)          -- whole lines, none of them a fence
+  local joined, n = prose:gsub("\n", " ", extra)
+  if n < extra then return text end
+  return text:sub(1, fence) .. joined .. text:sub(next_fence)
+end
+
 -- Makes each mistake of exercise `e` in the copy, in turn, and writes each of its
 -- correct answers, each in the chapter and then undone; the copy is built between them
 -- (make rebuilds what the chapter's change reached). Returns how many entries failed
@@ -328,6 +350,7 @@ local function check_exercise(e, say)
       local path = COPY .. "/" .. m.chapter
       local original = U.must_read(path)
       local changed = apply(original, m)
+      changed = changed and keep_lines(changed, original, m.exercise)
       local what = ("Exercise %-5s %s"):format(m.exercise, m.mistake)
       if not changed then
         failures = failures + 1
@@ -359,6 +382,14 @@ local function check_exercise(e, say)
   return failures, caught_n, named_n
 end
 
+-- The CPU time of this process and of the commands it ran and waited for (Linux's
+-- /proc: utime, stime, cutime and cstime, in ticks of 1/100 s), or 0 elsewhere.
+local function cpu_seconds()
+  local fields, stat = {}, U.read("/proc/self/stat") or ""
+  for field in (stat:match("%) (.*)$") or ""):gmatch("%S+") do fields[#fields + 1] = tonumber(field) or 0 end
+  return ((fields[12] or 0) + (fields[13] or 0) + (fields[14] or 0) + (fields[15] or 0)) / 100
+end
+
 -- A worker: claims the exercises named, one at a time (a directory QUEUE/E.claim, made
 -- by one worker only), checks each and leaves its lines in QUEUE/E.out and its counts in
 -- QUEUE/E.counts ("failures caught named"), written last.
@@ -366,9 +397,10 @@ if worker then
   programs_of_copy()
   for _, e in ipairs(given) do
     if U.sh("mkdir " .. U.q(worker.queue .. "/" .. e .. ".claim") .. " 2>/dev/null && echo yes"):match("yes") then
-      local lines, started = {}, os.time()
+      local lines, started, cpu = {}, os.time(), cpu_seconds()
       local failures, caught, named = check_exercise(e, function(line) lines[#lines + 1] = line end)
-      lines[#lines + 1] = ("  TIME    Exercise %-5s %d entries in %d s (in %s)"):format(e, entries[e], os.time() - started, COPY)
+      lines[#lines + 1] = ("  TIME    Exercise %-5s %d entries in %d s, %d s of CPU (in %s)"):format(e, entries[e],
+        os.time() - started, cpu_seconds() - cpu, COPY)
       U.write(worker.queue .. "/" .. e .. ".out", table.concat(lines, "\n") .. (#lines > 0 and "\n" or ""))
       U.write(worker.queue .. "/" .. e .. ".counts.tmp", ("%d %d %d\n"):format(failures, caught, named))
       os.rename(worker.queue .. "/" .. e .. ".counts.tmp", worker.queue .. "/" .. e .. ".counts")
@@ -378,6 +410,7 @@ if worker then
 end
 
 -- The book, copied: what git knows of (tracked, or new and not ignored).
+local STARTED = os.time()
 io.write("  COPY    the book into " .. COPY .. "\n")
 U.must("rm -rf " .. COPY .. " " .. COPY .. ".2 " .. COPY .. ".queue && mkdir -p " .. COPY .. " " .. COPY .. ".queue" ..
        " && git ls-files -z -co --exclude-standard | xargs -0 cp --parents -t " .. COPY,
@@ -493,7 +526,8 @@ for _, w in ipairs(workers) do
   local status = tonumber((U.read(w.status) or ""):match("%d+"))
   if status ~= 0 then io.stderr:write(U.read(w.out) or "") U.die("a worker stopped (see " .. w.out .. ")") end
 end
-io.write(("check-mistakes: %d of the %d mistakes caught get a failure that says what is wrong\n"):format(named_n, caught_n))
+io.write(("check-mistakes: %d of the %d mistakes caught get a failure that says what is wrong (%d s, %d s of CPU)\n"):format(
+  named_n, caught_n, os.time() - STARTED, cpu_seconds()))
 if failures > 0 then
   io.write(("check-mistakes: %d entries failed: mistakes not caught or misnamed, correct answers failing a test, too few correct answers, or not applicable\n"):format(failures))
   os.exit(1)

@@ -103,16 +103,21 @@ function M.run(command)
 end
 
 -- Read as text, not through the tangler: a chapter copy with a mistake made in it
--- need not tangle. A BEGIN without its END ends the list.
+-- need not tangle. A marker starts its line (after spaces), as the tangler wants it;
+-- prose that quotes one is no region. A BEGIN without its END ends the list.
 function M.regions(text, exercise)
   local found, pos = {}, 1
   local number = exercise:gsub("%.", "%%.") .. "%f[^%d]"           -- 1.6, not 1.60
+  local function marker(kind, from)       -- where its line starts, where it ends
+    local at, last = text:find("\n[ \t]*// " .. kind .. " SOLUTION Exercise " .. number .. "[^\n]*", from)
+    return at and at + 1, last
+  end
   while true do
-    local _, be = text:find("// BEGIN SOLUTION Exercise " .. number .. "[^\n]*\n", pos)
-    local e = be and text:find("// END SOLUTION Exercise " .. number, be)
+    local _, be = marker("BEGIN", pos)
+    local e = be and marker("END", be)
     if not e then return found end
-    found[#found + 1] = { first = be + 1, last = e - 1 }
-    pos = e + 1
+    found[#found + 1] = { first = be + 2, last = e - 1 }      -- the lines between the two
+    pos = e
   end
 end
 
