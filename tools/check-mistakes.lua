@@ -399,7 +399,7 @@ if worker then
     if U.sh("mkdir " .. U.q(worker.queue .. "/" .. e .. ".claim") .. " 2>/dev/null && echo yes"):match("yes") then
       local lines, started, cpu = {}, os.time(), cpu_seconds()
       local failures, caught, named = check_exercise(e, function(line) lines[#lines + 1] = line end)
-      lines[#lines + 1] = ("  TIME    Exercise %-5s %d entries in %d s, %d s of CPU (in %s)"):format(e, entries[e],
+      lines[#lines + 1] = ("  TIME    Exercise %-5s %d entries in %d s, %.0f s of CPU (in %s)"):format(e, entries[e],
         os.time() - started, cpu_seconds() - cpu, COPY)
       U.write(worker.queue .. "/" .. e .. ".out", table.concat(lines, "\n") .. (#lines > 0 and "\n" or ""))
       U.write(worker.queue .. "/" .. e .. ".counts.tmp", ("%d %d %d\n"):format(failures, caught, named))
