@@ -526,7 +526,7 @@ for _, w in ipairs(workers) do
   local status = tonumber((U.read(w.status) or ""):match("%d+"))
   if status ~= 0 then io.stderr:write(U.read(w.out) or "") U.die("a worker stopped (see " .. w.out .. ")") end
 end
-io.write(("check-mistakes: %d of the %d mistakes caught get a failure that says what is wrong (%d s, %d s of CPU)\n"):format(
+io.write(("check-mistakes: %d of the %d mistakes caught get a failure that says what is wrong (%d s, %.0f s of CPU)\n"):format(
   named_n, caught_n, os.time() - STARTED, cpu_seconds()))
 if failures > 0 then
   io.write(("check-mistakes: %d entries failed: mistakes not caught or misnamed, correct answers failing a test, too few correct answers, or not applicable\n"):format(failures))
