@@ -401,7 +401,8 @@ $(CHECKED_HANDOUTS)/%.done:
 	    > $(CHECKED_HANDOUTS)/$*.out 2>&1 || status=$$?; cat $(CHECKED_HANDOUTS)/$*.out; \
 	[ $$status = 0 ] && touch $@
 
-## Check that each exercise's own tests catch the mistakes in tests/mistakes/ (EXERCISES="5.6": those; V=1: which tests).
+## Check that each exercise's own tests catch the mistakes in tests/mistakes/ and pass its correct answers (EXERCISES="5.6": those; V=1: which tests).
+# tools/check-mistakes.lua: a few minutes on two cores (two copies of the book at once).
 check-mistakes: tools
 	+$(Q)$(LUA) tools/check-mistakes.lua $(if $(filter 1,$(V)),-v) $(EXERCISES)
 

@@ -19,6 +19,7 @@
 #include "run.h"
 #define MODULE_MHA
 #include "reference.h"
+#include "flash_blocks.h"    /* flash_blocks: the core over one head */
 
 /* ---- a reference in double precision, one head at a time ---------------- */
 
@@ -144,15 +145,6 @@ static void test_rungs(int first, int last) {
 }
 
 /* ---- the online-softmax core, one head at a time ---------------------------- */
-
-/* The core on one head: every block of BR queries of T, with 2^x (poly) or expf. */
-static void flash_blocks(float *got, const float *q, const float *k, const float *v, const Visibility *vis, int T,
-                         const Fast *f, FlashWork *work, int poly) {
-    for (int t0 = 0; t0 < T; t0 += BR) {
-        if (poly) flash_block_exp2(got, q, k, v, vis, 0, 0, t0, T, f, work);
-        else flash_block_expf(got, q, k, v, vis, 0, 0, t0, T, f, work);
-    }
-}
 
 /* One head of T queries and keys, hd = 4 (hdp = 32), whose scores q_t . k_s are
  * pattern(t, s) exactly: q_t = (1, a_t, 0, 0), k_s = (u_s, w_s, 0, 0). Values are

@@ -7,20 +7,20 @@ Usage
 
 Run from the top of the book. tests/mistakes/*.lua list, for each exercise whose
 code a handout cuts out, mistakes a student could make there: those its worked
-solution lists, a tensor taken from the wrong step, a form that is equal on
-paper but rounds differently where the chapter asks for the same bits. Each is
-an exact piece of the exercise's solution region and what the mistake puts in
-its place.
+solution lists, a tensor taken from the wrong step, a scale or an index that is
+off. Each is an exact piece of the exercise's solution region and what the
+mistake puts in its place.
 
 A student's `make grade` reads an exercise's own line ("Exercise 5.6  25/25"),
 from the tests a handout ships, so for each mistake this script checks that at
 least one of those tests of that exercise, and not only some other chapter's
 test or a teacher's hidden one, fails on it. In a copy of the book
-(build/mistakes/all, or build/mistakes/5.6 for the exercises named) it makes the mistake in the chapter, builds, runs the test
-binaries that hold the exercise's tests (tests/test_NAME.c with
-EXERCISE("N.M", ...), and tests/teacher/test_NAME.c, counted apart), and counts
-the tests whose names start "Exercise N.M:" that fail. First it checks the book
-as it is: every one of those tests passes.
+(build/mistakes/all, or build/mistakes/5.6 for the exercises named) it makes the
+mistake in the chapter, builds the test binaries that hold the exercise's tests
+(tests/test_NAME.c with EXERCISE("N.M", ...), and tests/teacher/test_NAME.c,
+counted apart) and the programs they run, runs them, and counts the tests whose
+names start "Exercise N.M:" that fail. First it checks the book as it is: every
+one of those tests passes.
 
 It prints a line per mistake: how many of the exercise's tests caught it, and
 (with -v, or when none did) their names, which the worked solutions quote. A
@@ -35,9 +35,24 @@ exercise. An entry with `correct = true` is no mistake but a correct answer writ
 another way (the loops of a helper spelled out, a division for a
 multiplication, another order of a sum). It must pass every test of its
 exercise, the hidden ones too, and every test of every other test file that
-runs the exercise's code (tools/deps.lua says which; the data the tests read,
-chapter 12's trained models, is made again with it): a correct answer in one
+runs the exercise's code (tools/deps.lua says which): a correct answer in one
 chapter fails no chapter's tests. Each exercise checked lists at least three.
+Chapter 12's trained models, which tests/test_induction_models.c reads, are
+made again with the first correct answer of an exercise whose code trains them
+(0.7, 6.7, 11.6, 12.4: half a minute of training each time); its other correct
+answers run that test on the book's models, since its thresholds are what any
+correct training gives (twelve seeds and a softmax written otherwise, see the
+test), and a rounding otherwise moves a model no further than another seed.
+
+How it keeps to a few minutes (CI runs it on two cores): each entry builds only
+what its runs need (the test binaries, the programs they include or name, the
+models only for the test that reads them), in a copy whose build is kept from
+one entry to the next, so make recompiles only what the chapter's change reached
+(and ccache, when there is one, what it has seen before); the copy compiles at
+-O1 where the book says -O2 (the same float operations in the same order: see
+CFLAGS below); and with two cores, two copies check the exercises at once, each
+taking the next one not taken, the longest first. Each exercise's lines are
+printed in book order, with the time it took.
 
 It exits 1 if a mistake is not caught, or named otherwise than its `names`
 says, if a correct answer fails a test, if an exercise lists fewer than three
@@ -47,22 +62,30 @@ inside the exercise's region) or does not compile.
 
 local USAGE = "usage: lua5.4 tools/check-mistakes.lua [-v] [EXERCISE ...]   (e.g. 5.6)\n"
 
--- --in DIR (given by this script to the copy of itself it runs beside it): check the
--- mistakes of the exercises named in DIR, a copy of the book already built and checked.
-local verbose, only, given_copy = false, {}, nil
+-- --worker COPY QUEUE (given by this script to the copies of itself it starts): check,
+-- in COPY (a copy of the book already built and checked), the exercises named that
+-- no other worker has claimed in QUEUE, one at a time, and leave each one's lines there.
+local verbose, only, worker, given = false, {}, nil, {}
 local i = 1
 while i <= #arg do
   local a = arg[i]
   if a == "-v" then verbose = true
-  elseif a == "--in" and arg[i + 1] then given_copy = arg[i + 1] i = i + 1
-  elseif a:match("^%d+%.%d+$") then only[a] = true
+  elseif a == "--worker" and arg[i + 2] then worker = { copy = arg[i + 1], queue = arg[i + 2] } i = i + 2
+  elseif a:match("^%d+%.%d+$") then only[a] = true given[#given + 1] = a
   else io.stderr:write("check-mistakes: " .. a .. ": not an exercise number\n" .. USAGE) os.exit(2) end
   i = i + 1
 end
 
 local HERE = arg and arg[0] and arg[0]:match("^(.*)/") or "tools"
-local U = dofile(HERE .. "/util.lua")     -- must_read, write, sh, must (a command that must succeed), die
-local deps = dofile(HERE .. "/deps.lua")  -- which test files run which exercises' code
+local U = dofile(HERE .. "/util.lua")     -- must_read, write, sh, must, die, regions
+local deps = dofile(HERE .. "/deps.lua")  -- which test files run which programs and exercises' code
+
+-- The copy's compiles: -O1 where the book says -O2 (a file that sets its own flags, as
+-- the trainer's -O3 or the fast rungs', keeps them). Neither lets gcc reorder a float
+-- sum or contract a*b+c (-std=c11, no -ffast-math), so the tests see the same numbers
+-- as the book's build, and the compiles take half the time. ABH_MISTAKES_CFLAGS=-O2
+-- checks with the book's own flags.
+local CFLAGS = os.getenv("ABH_MISTAKES_CFLAGS") or "-O1"
 
 local mistakes = {}
 local ls = assert(io.popen("ls tests/mistakes/*.lua 2>/dev/null"))
@@ -73,49 +96,86 @@ ls:close()
 local names = {}
 for e in pairs(only) do names[#names + 1] = e end
 table.sort(names)
-local COPY = given_copy or "build/mistakes/" .. (#names > 0 and table.concat(names, "+") or "all")
+local COPY = worker and worker.copy or "build/mistakes/" .. (#names > 0 and table.concat(names, "+") or "all")
+
+-- The test files of the book: { path = build/tests/NAME or build/tests/teacher/NAME,
+-- name = NAME, source = tests/test_NAME.c or tests/teacher/test_NAME.c, hidden }.
+local test_files = {}
+for _, dir in ipairs({ "tests", "tests/teacher" }) do
+  local ls = io.popen("ls " .. dir .. "/test_*.c 2>/dev/null")
+  for source in ls:lines() do
+    local name = source:match("test_(%w[%w_]*)%.c$")
+    test_files[#test_files + 1] = { path = source:gsub("^tests/", "build/tests/"):gsub("test_(%w[%w_]*)%.c$", "%1"),
+                                    name = name, source = source, text = U.must_read(source),
+                                    hidden = dir == "tests/teacher" }
+  end
+  ls:close()
+end
 
 -- The test binaries holding an exercise's tests: EXERCISE("N.M", ...) in tests/test_NAME.c
 -- (public: a handout ships them) and tests/teacher/test_NAME.c (hidden).
 local function binaries_of(exercise)
   local found = {}
-  for _, dir in ipairs({ "tests", "tests/teacher" }) do
-    local ls = io.popen("ls " .. dir .. "/test_*.c 2>/dev/null")
-    for path in ls:lines() do
-      if U.must_read(path):find('EXERCISE("' .. exercise .. '"', 1, true) then
-        local binary = path:gsub("^tests/", "build/tests/"):gsub("test_(%w[%w_]*)%.c$", "%1")
-        found[#found + 1] = { path = binary, name = path:match("test_(%w[%w_]*)%.c$"),
-                              hidden = dir == "tests/teacher" }
-      end
-    end
-    ls:close()
+  for _, t in ipairs(test_files) do
+    if t.text:find('EXERCISE("' .. exercise .. '"', 1, true) then found[#found + 1] = t end
   end
   return found
 end
 
--- What to build for an exercise: its test binaries and the programs they are named after.
-local function targets_of(list)
-  local targets = {}
-  for _, b in ipairs(list) do
-    targets[#targets + 1] = b.path
-    if io.open(COPY .. "/build/bin/" .. b.name) then targets[#targets + 1] = "build/bin/" .. b.name end
+-- The programs of the copy's tangled sources (tools/deps.lua), read once, before any
+-- mistake is made in it: the markers and includes it reads are in every variant alike.
+local programs
+local function programs_of_copy()
+  if not programs then
+    local sources, ls = {}, io.popen("ls " .. COPY .. "/build/src/*.c " .. COPY .. "/build/src/*.h 2>/dev/null")
+    for path in ls:lines() do sources[#sources + 1] = { path = "src/" .. path:match("([^/]+)$"), text = U.must_read(path) } end
+    ls:close()
+    programs = deps.programs(sources)
+  end
+  return programs
+end
+
+-- What the compile of a test file read (gcc -MMD's dependency file in the copy), or nil.
+local function depfile_of(t)
+  return U.read(COPY .. "/build/dep/obj-" .. t.path:gsub("^build/", ""):gsub("/", "-") .. ".o.d")
+end
+
+-- What running the test files of `list` needs built: the binaries, the programs they
+-- run (they include or name them: tools/deps.lua) and, for the tests that read chapter
+-- 12's trained models, the data (test-data). Nothing else: not every program.
+local function reads_models(t) return t.text:find("ABH_MODELS", 1, true) ~= nil end
+local function targets_of(list, no_data)
+  local targets, seen = {}, {}
+  local function add(target) if not seen[target] then seen[target] = true targets[#targets + 1] = target end end
+  for _, t in ipairs(list) do
+    add(t.path)
+    for name in pairs(deps.test_programs(programs_of_copy(), t.text, depfile_of(t))) do
+      if name ~= "tensor" and U.read(COPY .. "/build/src/" .. name .. ".c") then add("build/bin/" .. name) end
+    end
+    if reads_models(t) and not no_data then add("test-data") end
   end
   return targets
 end
 
--- The book, copied: what git knows of (tracked, or new and not ignored).
-if not given_copy then
-  io.write("  COPY    the book into " .. COPY .. "\n")
-  U.must("rm -rf " .. COPY .. " " .. COPY .. ".2 && mkdir -p " .. COPY ..
-         " && git ls-files -z -co --exclude-standard | xargs -0 cp --parents -t " .. COPY,
-         "copying the book into " .. COPY .. " (git lists its files)")
+-- The test files, beside an exercise's own, that run its code (tools/deps.lua: the
+-- programs they include or name, read from the copy's tangled sources and the
+-- dependency files of the tests' compiles): a list like binaries_of's.
+local function dependents_of(exercise, own)
+  local skip, found = {}, {}
+  for _, t in ipairs(own) do skip[t.path] = true end
+  for _, t in ipairs(test_files) do
+    if not skip[t.path] and deps.test_exercises(programs_of_copy(), t.text, depfile_of(t))[exercise] then
+      found[#found + 1] = t
+    end
+  end
+  return found
 end
 
 -- Build targets in the copy; returns ok, the log's path.
 local function build(targets)
   local log = COPY .. ".log"
-  local _, status = U.sh("make --no-print-directory -s -C " .. COPY .. " " .. table.concat(targets, " ") ..
-                        " > " .. U.q(log) .. " 2>&1")
+  local _, status = U.sh("make --no-print-directory -s -C " .. COPY .. " MODE_CFLAGS=" .. U.q(CFLAGS) .. " " ..
+                         table.concat(targets, " ") .. " > " .. U.q(log) .. " 2>&1")
   return status == 0, log
 end
 
@@ -145,76 +205,250 @@ local function run_tests(binary, exercise)
   return results
 end
 
--- The test binaries, beside an exercise's own, that run its code (tools/deps.lua: the
--- programs they include or name, read from the copy's tangled sources and the
--- dependency files of the tests' compiles): a list like binaries_of's.
-local programs
-local function dependents_of(exercise, own)
-  if not programs then
-    local sources, ls = {}, io.popen("ls " .. COPY .. "/build/src/*.c " .. COPY .. "/build/src/*.h 2>/dev/null")
-    for path in ls:lines() do sources[#sources + 1] = { path = "src/" .. path:match("([^/]+)$"), text = U.must_read(path) } end
-    ls:close()
-    programs = deps.programs(sources)
-  end
-  local skip, found = {}, {}
-  for _, b in ipairs(own) do skip[b.path] = true end
-  for _, dir in ipairs({ "tests", "tests/teacher" }) do
-    local ls = io.popen("ls " .. dir .. "/test_*.c 2>/dev/null")
-    for path in ls:lines() do
-      local name = path:match("test_(%w[%w_]*)%.c$")
-      local binary = path:gsub("^tests/", "build/tests/"):gsub("test_(%w[%w_]*)%.c$", "%1")
-      local depfile = U.read(COPY .. "/build/dep/obj-" .. binary:gsub("^build/", ""):gsub("/", "-") .. ".o.d")
-      if not skip[binary] and deps.test_exercises(programs, U.must_read(path), depfile)[exercise] then
-        found[#found + 1] = { path = binary, name = name, hidden = dir == "tests/teacher" }
-      end
-    end
-    ls:close()
-  end
-  return found
-end
-
--- The exercises to check, in book order, and the binaries of each.
-local exercises, seen, binaries, all, corrects = {}, {}, {}, {}, {}
+-- The exercises to check, in book order, the test files of each, and how many entries
+-- and correct answers each lists.
+local exercises, seen, binaries, corrects, entries = {}, {}, {}, {}, {}
 for _, m in ipairs(mistakes) do
   if (next(only) == nil or only[m.exercise]) and not seen[m.exercise] then
     seen[m.exercise] = true
     exercises[#exercises + 1] = m.exercise
     binaries[m.exercise] = binaries_of(m.exercise)
     if #binaries[m.exercise] == 0 then U.die("no test file holds EXERCISE(\"" .. m.exercise .. "\", ...)") end
-    for _, b in ipairs(binaries[m.exercise]) do all[#all + 1] = b.path end
   end
-  if seen[m.exercise] and m.correct then corrects[m.exercise] = (corrects[m.exercise] or 0) + 1 end
+  if seen[m.exercise] then
+    entries[m.exercise] = (entries[m.exercise] or 0) + 1
+    if m.correct then corrects[m.exercise] = (corrects[m.exercise] or 0) + 1 end
+  end
 end
 if #exercises == 0 then U.die("tests/mistakes/*.lua list no mistake") end
 for e in pairs(only) do if not seen[e] then U.die("tests/mistakes/*.lua list no mistake for Exercise " .. e) end end
 
-if not given_copy then
-  io.write("  MAKE    programs, the data the tests read and " .. #all .. " test binaries in " .. COPY .. "\n")
-  local built, log = build({ "programs", "test-data", table.unpack(all) })
-  if not built then io.stderr:write(U.must_read(log)) U.die("the book does not build in " .. COPY .. " (see " .. log .. ")") end
+-- A correct answer, applied: its exercise's tests (public and hidden) and every test
+-- of the other files that run its code must pass. Returns 1 if one does not.
+local function check_correct(m, what, others, say, trains)
+  local list = {}
+  for _, t in ipairs(binaries[m.exercise]) do list[#list + 1] = t end
+  for _, t in ipairs(others) do list[#list + 1] = t end
+  local ok, blog = build(targets_of(list, not trains))
+  if not ok then
+    say("  FAIL    " .. what .. ": does not compile (" .. blog .. ")")
+    return 1
+  end
+  local failed, n, nh, m_others = {}, 0, 0, 0
+  for _, t in ipairs(binaries[m.exercise]) do
+    for _, r in ipairs(run_tests(t.path, m.exercise)) do
+      if t.hidden then nh = nh + 1 else n = n + 1 end
+      if not r.ok or r.skip then failed[#failed + 1] = (t.hidden and "(hidden) " or "") .. r.name end
+    end
+  end
+  for _, t in ipairs(others) do
+    for _, r in ipairs(run_tests(t.path, nil)) do
+      m_others = m_others + 1
+      if not r.ok then failed[#failed + 1] = t.path .. ": " .. r.name end
+    end
+  end
+  local models = ""
+  for _, t in ipairs(others) do
+    if reads_models(t) then models = trains and " (chapter 12's models trained again with it)" or " (with the book's models)" end
+  end
+  say(("  %s %s: %s its %d tests (and %d hidden ones), and %d tests of %d other files that run its code%s"):format(
+    #failed == 0 and "RIGHT  " or "WRONG  ", what, #failed == 0 and "passes" or #failed .. " tests fail among", n, nh,
+    m_others, #others, models))
+  for _, name in ipairs(failed) do say("              " .. name) end
+  return #failed > 0 and 1 or 0
 end
 
--- The other test files that run the code of each exercise with a correct answer listed:
--- built, and (in the first process) passing on the book as it is.
-local others, everything = {}, { "programs", "test-data", table.unpack(all) }
-for _, e in ipairs(exercises) do
-  if corrects[e] then
-    others[e] = dependents_of(e, binaries[e])
-    for _, b in ipairs(others[e]) do everything[#everything + 1] = b.path end
+-- A mistake, made: at least one of its exercise's own public tests must fail, and say
+-- what `names` says is wrong, if it says. Returns failed (0 or 1), caught, named (0 or 1).
+local function check_mistake(m, what, say)
+  local ok, blog = build(targets_of(binaries[m.exercise]))
+  if not ok then
+    say("  FAIL    " .. what .. ": does not compile (" .. blog .. ")")
+    return 1, 0, 0
   end
+  local caught, n, hidden, nh, why = {}, 0, {}, 0, nil
+  for _, t in ipairs(binaries[m.exercise]) do
+    for _, r in ipairs(run_tests(t.path, m.exercise)) do
+      local bad = not r.ok and not r.skip
+      if bad and r.why and (not why or (m.names and not why:find(m.names, 1, true) and r.why:find(m.names, 1, true))) then
+        why = r.why
+      end
+      if t.hidden then
+        nh = nh + 1
+        if bad then hidden[#hidden + 1] = r.name end
+      else
+        n = n + 1
+        if bad then caught[#caught + 1] = r.name end
+      end
+    end
+  end
+  local misnamed = #caught > 0 and m.names and not (why and why:find(m.names, 1, true))
+  say(("  %s %s: %d of its %d tests catch it (and %d of %d hidden ones)"):format(
+    #caught == 0 and "MISSED " or misnamed and "MISNAMED" or "CAUGHT ", what, #caught, n, #hidden, nh))
+  if why or misnamed then
+    say("              what is wrong: " .. (why or "(nothing said)") ..
+        (misnamed and "\n              (it should name: " .. m.names .. ")" or ""))
+  end
+  if verbose or #caught == 0 then
+    for _, name in ipairs(caught) do say("              " .. name) end
+    for _, name in ipairs(hidden) do say("              (hidden) " .. name) end
+  end
+  return (#caught == 0 or misnamed) and 1 or 0, #caught > 0 and 1 or 0, (#caught > 0 and why) and 1 or 0
 end
-if #everything > #all + 2 then
-  local built, log = build(everything)
+
+-- An entry's edits made in `text`, each found once and inside a region of the
+-- exercise; nil if one is not.
+local function apply(text, m)
+  for _, edit in ipairs(m.edits or { { from = m.from, to = m.to } }) do
+    local at, last = text:find(edit.from, 1, true)
+    local again = at and text:find(edit.from, last + 1, true)
+    local inside = false
+    for _, r in ipairs(at and U.regions(text, m.exercise) or {}) do
+      inside = inside or (at >= r.first and last <= r.last)
+    end
+    if not at or again or not inside then return nil end
+    text = text:sub(1, at - 1) .. edit.to .. text:sub(last + 1)
+  end
+  return text
+end
+
+-- The chapter `text`, an entry's edits made, given back the number of lines of
+-- `original`: the lines the edits add are joined away in the prose after the code block
+-- of the exercise's last region (or the lines they remove are added there, blank). So
+-- every later block keeps its lines, and its `#line` numbers: the tangled files that do
+-- not hold the exercise's code stay as they were, and make recompiles nothing of them
+-- (chapter 0's tensor.h is included by every test). Where that prose is too short,
+-- the text is given back as it is.
+local function keep_lines(text, original, exercise)
+  local function lines(t) return select(2, t:gsub("\n", "")) end
+  local extra = lines(text) - lines(original)
+  local regions = U.regions(text, exercise)
+  if extra == 0 or #regions == 0 then return text end
+  local _, fence = text:find("\n```[^\n]*\n", regions[#regions].last)       -- the block's closing fence line
+  if not fence then return text end
+  if extra < 0 then return text:sub(1, fence) .. ("\n"):rep(-extra) .. text:sub(fence + 1) end
+  local next_fence = text:find("\n```", fence, true) or #text
+  local prose = text:sub(fence + 1, next_fence - 1)          -- whole lines, none of them a fence
+  local joined, n = prose:gsub("\n", " ", extra)
+  if n < extra then return text end
+  return text:sub(1, fence) .. joined .. text:sub(next_fence)
+end
+
+-- Makes each mistake of exercise `e` in the copy, in turn, and writes each of its
+-- correct answers, each in the chapter and then undone; the copy is built between them
+-- (make rebuilds what the chapter's change reached). Returns how many entries failed
+-- (a mistake not caught or named otherwise than its `names`, a correct answer that
+-- fails a test, an entry that does not apply, too few correct answers), how many
+-- mistakes were caught and how many of those were named. say(line) prints.
+local function check_exercise(e, say)
+  local failures, caught_n, named_n, trained = 0, 0, 0, false
+  local others = corrects[e] and dependents_of(e, binaries[e]) or {}
+  local data = false                     -- whether a test that runs its code reads chapter 12's models
+  for _, t in ipairs(others) do data = data or reads_models(t) end
+  for _, m in ipairs(mistakes) do
+    if m.exercise == e then
+      local path = COPY .. "/" .. m.chapter
+      local original = U.must_read(path)
+      local changed = apply(original, m)
+      changed = changed and keep_lines(changed, original, m.exercise)
+      local what = ("Exercise %-5s %s"):format(m.exercise, m.mistake)
+      if not changed then
+        failures = failures + 1
+        say("  FAIL    " .. what .. ": its text is not found exactly once, inside the exercise's region of " .. m.chapter)
+      else
+        U.write(path, changed)
+        if m.correct then
+          failures = failures + check_correct(m, what, others, say, data and not trained)
+        else
+          local failed, caught, named = check_mistake(m, what, say)
+          failures, caught_n, named_n = failures + failed, caught_n + caught, named_n + named
+        end
+        U.write(path, original)
+        if m.correct and data and not trained then
+          -- the models trained with the first correct answer, then the book's again (from
+          -- the model cache: the book's trainer made them), which the others are tested on
+          trained = true
+          local ok, blog = build({ "test-data" })
+          if not ok then say("  FAIL    the book's models, made again after " .. what .. " (" .. blog .. ")") failures = failures + 1 end
+        end
+      end
+    end
+  end
+  if (corrects[e] or 0) < 3 then
+    say(("  FAIL    Exercise %-5s lists %d correct answers (correct = true): at least three are needed"):format(
+      e, corrects[e] or 0))
+    failures = failures + 1
+  end
+  return failures, caught_n, named_n
+end
+
+-- The CPU time of this process and of the commands it ran and waited for (Linux's
+-- /proc: utime, stime, cutime and cstime, in ticks of 1/100 s), or 0 elsewhere.
+local function cpu_seconds()
+  local fields, stat = {}, U.read("/proc/self/stat") or ""
+  for field in (stat:match("%) (.*)$") or ""):gmatch("%S+") do fields[#fields + 1] = tonumber(field) or 0 end
+  return ((fields[12] or 0) + (fields[13] or 0) + (fields[14] or 0) + (fields[15] or 0)) / 100
+end
+
+-- A worker: claims the exercises named, one at a time (a directory QUEUE/E.claim, made
+-- by one worker only), checks each and leaves its lines in QUEUE/E.out and its counts in
+-- QUEUE/E.counts ("failures caught named"), written last.
+if worker then
+  programs_of_copy()
+  for _, e in ipairs(given) do
+    if U.sh("mkdir " .. U.q(worker.queue .. "/" .. e .. ".claim") .. " 2>/dev/null && echo yes"):match("yes") then
+      local lines, started, cpu = {}, os.time(), cpu_seconds()
+      local failures, caught, named = check_exercise(e, function(line) lines[#lines + 1] = line end)
+      lines[#lines + 1] = ("  TIME    Exercise %-5s %d entries in %d s, %.0f s of CPU (in %s)"):format(e, entries[e],
+        os.time() - started, cpu_seconds() - cpu, COPY)
+      U.write(worker.queue .. "/" .. e .. ".out", table.concat(lines, "\n") .. (#lines > 0 and "\n" or ""))
+      U.write(worker.queue .. "/" .. e .. ".counts.tmp", ("%d %d %d\n"):format(failures, caught, named))
+      os.rename(worker.queue .. "/" .. e .. ".counts.tmp", worker.queue .. "/" .. e .. ".counts")
+    end
+  end
+  os.exit(0)
+end
+
+-- The book, copied: what git knows of (tracked, or new and not ignored).
+local STARTED = os.time()
+io.write("  COPY    the book into " .. COPY .. "\n")
+U.must("rm -rf " .. COPY .. " " .. COPY .. ".2 " .. COPY .. ".queue && mkdir -p " .. COPY .. " " .. COPY .. ".queue" ..
+       " && git ls-files -z -co --exclude-standard | xargs -0 cp --parents -t " .. COPY,
+       "copying the book into " .. COPY .. " (git lists its files)")
+
+-- Built: the test files of each exercise, the others that run the code of each exercise
+-- with a correct answer listed, and what they run. The first build tangles and compiles
+-- the tests, whose dependency files say what the others are.
+local own_list = {}
+for _, e in ipairs(exercises) do for _, t in ipairs(binaries[e]) do own_list[#own_list + 1] = t end end
+io.write("  MAKE    " .. #own_list .. " test binaries, what they run and the test files that run the exercises' code, in " ..
+         COPY .. " (" .. CFLAGS .. ")\n")
+local built, log = build({ "build/.tangled" })
+if built then built, log = build(targets_of(own_list)) end
+if not built then io.stderr:write(U.must_read(log)) U.die("the book does not build in " .. COPY .. " (see " .. log .. ")") end
+-- (Again until no other file turns up: a test's dependency file, once compiled, may
+-- show a program it reads through a header, which its #include lines do not.)
+local others, count = {}, -1
+while true do
+  local base_list, n = {}, 0
+  for _, t in ipairs(own_list) do base_list[#base_list + 1] = t end
+  for _, e in ipairs(exercises) do
+    others[e] = corrects[e] and dependents_of(e, binaries[e]) or {}
+    for _, t in ipairs(others[e]) do base_list[#base_list + 1] = t n = n + 1 end
+  end
+  if n == count then break end
+  count = n
+  built, log = build(targets_of(base_list))
   if not built then io.stderr:write(U.must_read(log)) U.die("the test files that run the exercises' code do not build in " .. COPY .. " (see " .. log .. ")") end
 end
 
 -- The book as it is: every test of each exercise passes, and every test of the other
 -- files that run the code of an exercise with a correct answer listed.
 local based = {}
-for _, e in ipairs(given_copy and {} or exercises) do
+for _, e in ipairs(exercises) do
   local n, bad = 0, {}
-  for _, b in ipairs(binaries[e]) do
-    for _, r in ipairs(run_tests(b.path, e)) do
+  for _, t in ipairs(binaries[e]) do
+    for _, r in ipairs(run_tests(t.path, e)) do
       n = n + 1
       if not r.ok or r.skip then bad[#bad + 1] = r.name end
     end
@@ -222,198 +456,78 @@ for _, e in ipairs(given_copy and {} or exercises) do
   if #bad > 0 or n == 0 then
     U.die(("Exercise %s: %d of its %d tests do not pass on the book as it is: %s"):format(e, #bad, n, bad[1] or "(none ran)"))
   end
-  local m = 0
-  for _, b in ipairs(others[e] or {}) do
-    if not based[b.path] then
-      for _, r in ipairs(run_tests(b.path, nil)) do
-        if not r.ok then U.die(("%s: a test fails on the book as it is: %s"):format(b.path, r.name)) end
+  for _, t in ipairs(others[e]) do
+    if not based[t.path] then
+      for _, r in ipairs(run_tests(t.path, nil)) do
+        if not r.ok then U.die(("%s: a test fails on the book as it is: %s"):format(t.path, r.name)) end
       end
-      based[b.path] = true
+      based[t.path] = true
     end
-    m = m + 1
   end
   io.write(("  BASE    Exercise %-5s %3d tests pass on the book as it is%s\n"):format(e, n,
-    others[e] and (" (and the %d other test files that run its code)"):format(m) or ""))
+    corrects[e] and (" (and the %d other test files that run its code)"):format(#others[e]) or ""))
 end
 
--- The region of an exercise in a chapter's text: the byte range between its markers.
-local function inside_region(text, at, exercise)
-  local pos = 1
-  while true do
-    local b, be = text:find("// BEGIN SOLUTION Exercise " .. exercise:gsub("%.", "%%.") .. "[^\n]*\n", pos)
-    if not b then return false end
-    local e = text:find("// END SOLUTION Exercise " .. exercise, be, true)
-    if not e then return false end
-    if at > be and at < e then return true end
-    pos = e
-  end
-end
-
--- A correct answer, applied: its exercise's tests (public and hidden) and every test
--- of the other files that run its code must pass. Returns 1 if one does not.
-local function check_correct(m, what)
-  local targets = { "programs", "test-data" }
-  for _, b in ipairs(binaries[m.exercise]) do targets[#targets + 1] = b.path end
-  for _, b in ipairs(others[m.exercise]) do targets[#targets + 1] = b.path end
-  local ok, blog = build(targets)
-  if not ok then
-    io.write("  FAIL    " .. what .. ": does not compile (" .. blog .. ")\n")
-    return 1
-  end
-  local failed, n, nh, m_others = {}, 0, 0, 0
-  for _, b in ipairs(binaries[m.exercise]) do
-    for _, r in ipairs(run_tests(b.path, m.exercise)) do
-      if b.hidden then nh = nh + 1 else n = n + 1 end
-      if not r.ok or r.skip then failed[#failed + 1] = (b.hidden and "(hidden) " or "") .. r.name end
-    end
-  end
-  for _, b in ipairs(others[m.exercise]) do
-    for _, r in ipairs(run_tests(b.path, nil)) do
-      m_others = m_others + 1
-      if not r.ok then failed[#failed + 1] = b.path .. ": " .. r.name end
-    end
-  end
-  io.write(("  %s %s: %s its %d tests (and %d hidden ones), and %d tests of %d other files that run its code\n"):format(
-    #failed == 0 and "RIGHT  " or "WRONG  ", what, #failed == 0 and "passes" or #failed .. " tests fail among", n, nh,
-    m_others, #others[m.exercise]))
-  for _, name in ipairs(failed) do io.write("              " .. name .. "\n") end
-  return #failed > 0 and 1 or 0
-end
-
--- Makes each mistake of the exercises in the set `these` in the copy, in turn, and
--- writes each correct answer; returns how many failed (a mistake not caught or named
--- otherwise than its `names`, a correct answer that fails a test, an entry that does
--- not apply), how many mistakes were caught and how many of those were named.
-local function check(these)
-  local failures, caught_n, named_n = 0, 0, 0
-  for _, m in ipairs(mistakes) do
-    if these[m.exercise] then
-      local path = COPY .. "/" .. m.chapter
-      local original = U.must_read(path)
-      local changed, applies = original, true
-      for _, edit in ipairs(m.edits or { { from = m.from, to = m.to } }) do
-        local at, last = changed:find(edit.from, 1, true)
-        local again = at and changed:find(edit.from, last + 1, true)
-        if not at or again or not inside_region(changed, at, m.exercise) then applies = false break end
-        changed = changed:sub(1, at - 1) .. edit.to .. changed:sub(last + 1)
-      end
-      local what = ("Exercise %-5s %s"):format(m.exercise, m.mistake)
-      if not applies then
-        failures = failures + 1
-        io.write("  FAIL    " .. what .. ": its text is not found exactly once, inside the exercise's region of " ..
-                 m.chapter .. "\n")
-      elseif m.correct then
-        U.write(path, changed)
-        failures = failures + check_correct(m, what)
-        U.write(path, original)
-      else
-        U.write(path, changed)
-        local ok, blog = build(targets_of(binaries[m.exercise]))
-        if not ok then
-          failures = failures + 1
-          io.write("  FAIL    " .. what .. ": does not compile (" .. blog .. ")\n")
-        else
-          local caught, n, hidden, nh, why = {}, 0, {}, 0, nil
-          for _, b in ipairs(binaries[m.exercise]) do
-            for _, r in ipairs(run_tests(b.path, m.exercise)) do
-              local bad = not r.ok and not r.skip
-              if bad and r.why and (not why or (m.names and not why:find(m.names, 1, true) and r.why:find(m.names, 1, true))) then
-                why = r.why
-              end
-              if b.hidden then
-                nh = nh + 1
-                if bad then hidden[#hidden + 1] = r.name end
-              else
-                n = n + 1
-                if bad then caught[#caught + 1] = r.name end
-              end
-            end
-          end
-          local misnamed = #caught > 0 and m.names and not (why and why:find(m.names, 1, true))
-          if #caught == 0 or misnamed then failures = failures + 1 end
-          if #caught > 0 then caught_n = caught_n + 1 end
-          if #caught > 0 and why then named_n = named_n + 1 end
-          io.write(("  %s %s: %d of its %d tests catch it (and %d of %d hidden ones)\n"):format(
-            #caught == 0 and "MISSED " or misnamed and "MISNAMED" or "CAUGHT ", what, #caught, n, #hidden, nh))
-          if why or misnamed then
-            io.write("              what is wrong: " .. (why or "(nothing said)") ..
-                     (misnamed and "\n              (it should name: " .. m.names .. ")" or "") .. "\n")
-          end
-          if verbose or #caught == 0 then
-            for _, name in ipairs(caught) do io.write("              " .. name .. "\n") end
-            for _, name in ipairs(hidden) do io.write("              (hidden) " .. name .. "\n") end
-          end
-        end
-        U.write(path, original)
-      end
-    end
-  end
-  return failures, caught_n, named_n
-end
-
--- Too few correct answers for an exercise: each lists at least three.
-local function too_few(these)
-  local failures = 0
-  for _, e in ipairs(exercises) do
-    if these[e] and (corrects[e] or 0) < 3 then
-      io.write(("  FAIL    Exercise %-5s lists %d correct answers (correct = true): at least three are needed\n"):format(
-        e, corrects[e] or 0))
-      failures = failures + 1
-    end
-  end
-  return failures
-end
-
--- The mistakes, in book order. With two cores or more, the exercises are cut in two parts
--- of about as many mistakes: this script checks the first, and a copy of it the second, at
--- the same time, in a copy of the built copy (COPY.2, its lines kept in COPY.2.out and
--- printed after the first part's).
-if given_copy then
-  local failures, caught_n, named_n = check(seen)
-  failures = failures + too_few(seen)
-  build(everything)   -- leave the copy's test binaries, programs and data as the book's
-  io.write(("  NAMED   %d of %d\n"):format(named_n, caught_n))
-  os.exit(failures > 0 and 1 or 0)
-end
-local cores = tonumber(U.sh("nproc 2>/dev/null"):match("%d+")) or 1
-local first, second, count, n = {}, {}, {}, 0
-for _, m in ipairs(mistakes) do
-  if seen[m.exercise] then count[m.exercise] = (count[m.exercise] or 0) + 1 n = n + 1 end
-end
-local so_far = 0
+-- The entries, in two copies at once with two cores or more (COPY and COPY.2, a copy of
+-- the built one): each worker takes the next exercise no other has taken, the longest
+-- first (those whose correct answers train chapter 12's models again, then those with
+-- the most builds to do). Each exercise's lines are printed in book order as they come.
+local cost = {}
 for _, e in ipairs(exercises) do
-  if cores >= 2 and #exercises > 1 and so_far >= n / 2 then second[#second + 1] = e else first[e] = true end
-  so_far = so_far + count[e]
+  local trains = false
+  for _, t in ipairs(others[e]) do trains = trains or t.text:find("ABH_MODELS", 1, true) ~= nil end
+  cost[e] = (trains and 1000 or 0) + entries[e] + (corrects[e] or 0) * #others[e]
 end
-local other
-if #second > 0 then
-  local copy2 = COPY .. ".2"
-  U.must("cp -a " .. COPY .. " " .. copy2, "copying " .. COPY .. " to " .. copy2)
-  io.write("  SPLIT   Exercises " .. table.concat(second, ", ") .. " at the same time, in " .. copy2 .. "\n")
-  other = { out = copy2 .. ".out", pipe = io.popen("lua5.4 tools/check-mistakes.lua --in " .. copy2 ..
-    (verbose and " -v " or " ") .. table.concat(second, " ") .. " > " .. copy2 .. ".out 2>&1; echo $?") }
+local order = {}
+for k, e in ipairs(exercises) do order[k] = e end
+table.sort(order, function(a, b) return cost[a] > cost[b] or cost[a] == cost[b] and deps.exercise_less(a, b) end)
+local cores = tonumber(U.sh("nproc 2>/dev/null"):match("%d+")) or 1
+local copies = { COPY }
+if cores >= 2 and #exercises > 1 then
+  U.must("cp -a " .. COPY .. " " .. COPY .. ".2", "copying " .. COPY .. " to " .. COPY .. ".2")
+  copies[2] = COPY .. ".2"
 end
-local failures, caught_n, named_n = check(first)
-failures = failures + too_few(first)
-build(everything)
-if other then
-  local status = tonumber(other.pipe:read("a"):match("%d+"))
-  other.pipe:close()
-  local lines = U.must_read(other.out)
-  local theirs, counted = 0, false
-  for line in lines:gmatch("[^\n]+") do
-    if line:match("^  FAIL ") or line:match("^  MISSED ") or line:match("^  MISNAMED") or line:match("^  WRONG ") then
-      theirs = theirs + 1
+local total = 0
+for _, e in ipairs(exercises) do total = total + entries[e] end
+io.write(("  CHECK   %d entries of %d exercises, in %s\n"):format(total, #exercises, table.concat(copies, " and ")))
+io.stdout:flush()
+local QUEUE, workers = COPY .. ".queue", {}
+for k, copy in ipairs(copies) do
+  local status = QUEUE .. "/worker-" .. k .. ".status"
+  workers[k] = { out = copy .. ".out", status = status,
+                 pipe = io.popen("lua5.4 " .. HERE .. "/check-mistakes.lua --worker " .. U.q(copy) .. " " .. U.q(QUEUE) ..
+                   (verbose and " -v " or " ") .. table.concat(order, " ") .. " > " .. U.q(copy .. ".out") ..
+                   " 2>&1; echo $? > " .. U.q(status)) }
+end
+local function done(e) return U.read(QUEUE .. "/" .. e .. ".counts") end
+local function running()
+  for _, w in ipairs(workers) do if not U.read(w.status) then return true end end
+  return false
+end
+local failures, caught_n, named_n = 0, 0, 0
+for _, e in ipairs(exercises) do
+  while not done(e) do
+    -- a worker that stopped leaves a claim without counts
+    local claimed = U.sh("ls -d " .. U.q(QUEUE .. "/" .. e .. ".claim") .. " 2>/dev/null") ~= ""
+    if not running() and not done(e) then
+      for _, w in ipairs(workers) do io.stderr:write(U.read(w.out) or "") end
+      U.die("the check of Exercise " .. e .. (claimed and " stopped" or " never started") .. " (see " ..
+            table.concat(copies, ".out, ") .. ".out)")
     end
-    local named, caught = line:match("^  NAMED   (%d+) of (%d+)$")
-    if named then named_n, caught_n, counted = named_n + tonumber(named), caught_n + tonumber(caught), true
-    else io.write(line, "\n") end
+    U.sh("sleep 1")
   end
-  if status ~= 0 and theirs == 0 then U.die("the check of Exercises " .. table.concat(second, ", ") .. " stopped (see " .. other.out .. ")") end
-  if not counted and theirs == 0 then U.die("the check of Exercises " .. table.concat(second, ", ") .. " said nothing of its count (see " .. other.out .. ")") end
-  failures = failures + theirs
+  io.write(U.must_read(QUEUE .. "/" .. e .. ".out"))
+  io.stdout:flush()
+  local f, c, n = U.must_read(QUEUE .. "/" .. e .. ".counts"):match("(%d+) (%d+) (%d+)")
+  failures, caught_n, named_n = failures + tonumber(f), caught_n + tonumber(c), named_n + tonumber(n)
 end
-io.write(("check-mistakes: %d of the %d mistakes caught get a failure that says what is wrong\n"):format(named_n, caught_n))
+for _, w in ipairs(workers) do
+  w.pipe:close()
+  local status = tonumber((U.read(w.status) or ""):match("%d+"))
+  if status ~= 0 then io.stderr:write(U.read(w.out) or "") U.die("a worker stopped (see " .. w.out .. ")") end
+end
+io.write(("check-mistakes: %d of the %d mistakes caught get a failure that says what is wrong (%d s, %.0f s of CPU)\n"):format(
+  named_n, caught_n, os.time() - STARTED, cpu_seconds()))
 if failures > 0 then
   io.write(("check-mistakes: %d entries failed: mistakes not caught or misnamed, correct answers failing a test, too few correct answers, or not applicable\n"):format(failures))
   os.exit(1)

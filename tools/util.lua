@@ -18,6 +18,9 @@ and a test from tests/ loads it as dofile(HERE .. "/../tools/util.lua").
     U.must(command, what)  its stdout; if it fails, die("WHAT failed")
     U.run(command)         its exit status, stdout and stderr
     U.die(fmt, ...)        "NAME: message" on stderr, one line, and exit 1
+    U.regions(text, exercise)  the solution regions of Exercise N.M in a chapter's text:
+                           a list of {first, last}, the bytes between the end of each
+                           `// BEGIN SOLUTION Exercise N.M ...` line and its `// END` marker
 
 die's NAME is U.name: the script's file name without .lua (handout for
 tools/handout.lua); a script may set it. An exit status is the shell's: a
@@ -97,6 +100,25 @@ function M.run(command)
   local err = M.read(err_path) or ""
   os.remove(err_path)
   return status, out, err
+end
+
+-- Read as text, not through the tangler: a chapter copy with a mistake made in it
+-- need not tangle. A marker starts its line (after spaces), as the tangler wants it;
+-- prose that quotes one is no region. A BEGIN without its END ends the list.
+function M.regions(text, exercise)
+  local found, pos = {}, 1
+  local number = exercise:gsub("%.", "%%.") .. "%f[^%d]"           -- 1.6, not 1.60
+  local function marker(kind, from)       -- where its line starts, where it ends
+    local at, last = text:find("\n[ \t]*// " .. kind .. " SOLUTION Exercise " .. number .. "[^\n]*", from)
+    return at and at + 1, last
+  end
+  while true do
+    local _, be = marker("BEGIN", pos)
+    local e = be and marker("END", be)
+    if not e then return found end
+    found[#found + 1] = { first = be + 2, last = e - 1 }      -- the lines between the two
+    pos = e
+  end
 end
 
 return M

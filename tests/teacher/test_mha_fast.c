@@ -17,17 +17,9 @@
 #include "run.h"
 #define MODULE_MHA
 #include "reference.h"
+#include "flash_blocks.h"    /* flash_blocks: the core over one head */
 
 /* ---- one head through the core ------------------------------------------ */
-
-/* The core on one head: every block of BR queries of T, with 2^x (poly) or expf. */
-static void flash_blocks(float *got, const float *q, const float *k, const float *v, const Visibility *vis, int T,
-                         const Fast *f, FlashWork *work, int poly) {
-    for (int t0 = 0; t0 < T; t0 += BR) {
-        if (poly) flash_block_exp2(got, q, k, v, vis, 0, 0, t0, T, f, work);
-        else flash_block_expf(got, q, k, v, vis, 0, 0, t0, T, f, work);
-    }
-}
 
 /* Scores q_t . k_s = score(t, s) exactly (q_t = (1, 0, ...), k_s = (score, ...)
  * with score independent of t, or q_t = (1, t) for the two-column patterns); the
