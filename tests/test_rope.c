@@ -6,7 +6,8 @@
  * side by side, each pair of each head turned by pos[b, t] * inv_freq[i] computed in
  * double (pairs (i, i + hd/2) or (2i, 2i + 1)), then ref_scores, ref_softmax (-inf fill)
  * and ref_output. It calls nothing of the book's but reference.h's plain loops.
- * Other checks hold the decoding to the full causal pass, bit for bit, and run the real
+ * Other checks hold the decoding to the full causal pass within 1e-5 (the bits in a note:
+ * a correct Exercise 6.7 in another order may round otherwise) and run the real
  * programs: every earlier self-attention program against a reorder of its input, rope
  * against gqa, the dumps, the refusals, and positions's table. */
 #define TESTING
@@ -238,8 +239,18 @@ static void test_examples(const char *tmp) {
     tensor_free(&att); tensor_free(&rev);
 }
 
-/* Decoding, step by step with the cache, against the full causal pass: the same bits in
- * the output, the weights and the cache (each key turned once at its position). 3 per case. */
+/* Decoding, step by step with the cache, against the full causal pass: the output and the
+ * weights within 1e-5, the bits in a note (the step and the full pass run chapter 6's
+ * attention, whose order of sums is a student's choice in Exercise 6.7), and the cache's
+ * keys, each turned once at its position, bit for bit (one row's turn, either way). 3 per case. */
+static double largest_difference(const float *a, const float *b, long n) {
+    double worst = 0;
+    for (long i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]);
+        worst = d > worst || d != d ? d : worst;
+    }
+    return worst;
+}
 static void test_decode(void) {
     for (int i = 0; i < NCASES; i++) {
         const Case *cs = &cases[i];
@@ -253,8 +264,14 @@ static void test_decode(void) {
         KVCache c = kv_cache_new(B, G, T, hd);
         STUDENT(rope_forward(o1.data, a1.data, &m, x.data, &mask, pos.data, inv_freq.data, ROPE_HALVES, B, T));
         STUDENT(rope_decode(o2.data, a2.data, &c, &m, x.data, pos.data, inv_freq.data, B, T));
-        ok(same_floats(o1.data, o2.data, o1.size), "%s: decoding gives the full causal pass's output, bit for bit", cs->what);
-        ok(same_floats(a1.data, a2.data, a1.size), "%s: and its weights, bit for bit", cs->what);
+        double d_out = largest_difference(o1.data, o2.data, o1.size);
+        double d_att = largest_difference(a1.data, a2.data, a1.size);
+        ok(d_out <= 1e-5, "%s: decoding gives the full causal pass's output within 1e-5 (%.2g)", cs->what, d_out);
+        ok(d_att <= 1e-5, "%s: and its weights within 1e-5 (%.2g)", cs->what, d_att);
+        if (!tap_stub[0]) {
+            same_bits_note(o2.data, o1.data, o1.size, "%s: the decoded outputs and the full pass's", cs->what);
+            same_bits_note(a2.data, a1.data, a1.size, "%s: the decoded weights and the full pass's", cs->what);
+        }
         /* the full pass's keys, turned: k_proj, split, the angles, the turn */
         Tensor k = tensor_new3(B, T, G * hd), kh = tensor_new(4, (int[]){ B, G, T, hd });
         Tensor cs_ = tensor_new3(B, T, hd / 2), sn = tensor_new3(B, T, hd / 2);

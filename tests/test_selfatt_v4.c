@@ -342,7 +342,7 @@ static void test_is_v3(const char *tmp) {
 }
 
 /* --example same-word and padded, with and without --causal, run as a reader runs
- * them: chapter 1's head in V4's three layers computes chapter 3's very bits, and
+ * them: chapter 1's head in V4's three layers computes chapter 3's numbers (to float32 rounding), and
  * under both masks a row of the padded sequence stops at min(t, 4). */
 static void test_by_hand(const char *tmp) {
     static const char *const cases[][2] = { { "same-word", NULL }, { "same-word", "--causal" },
