@@ -167,13 +167,16 @@ for (const { file, programs } of pages) {
         if (!want) continue;
         const nd = want.shape.length, T = want.shape[nd - 2], S = want.shape[nd - 1];
         const H = nd === 4 ? want.shape[1] * (trainer ? want.shape[0] : 1) : 1;   // a trainer's (layers, H, T, T): every map
+        // rope_induction: wasi-libc's sinf and glibc's differ in a last bit on a few angles, and
+        // training carries it into every weight (tests/wasm_test.mjs names it): within 1e-3 there.
+        const libm = name === "rope_induction";
         const bad = [];
         got.cells.forEach((cells, h) => cells.forEach((c) => {
           const x = want.data[(h * T + c.q) * S + c.k];
-          if (Math.fround(x) !== c.v) bad.push(`map ${h} query ${c.q} key ${c.k}: ${c.v} drawn, ${x} native`);
+          if (libm ? !(Math.abs(x - c.v) <= 1e-3) : Math.fround(x) !== c.v) bad.push(`map ${h} query ${c.q} key ${c.k}: ${c.v} drawn, ${x} native`);
         }));
         ok(got.cells.length === H && got.cells.every((m) => m.length === T * S) && bad.length === 0,
-           `${what}: the ${H} map(s) drawn hold the native attn.npy's weights, cell for cell`,
+           `${what}: the ${H} map(s) drawn hold the native attn.npy's weights, ${libm ? "within 1e-3 (libm's sinf)" : "cell for cell"}`,
            `${got.cells.length} maps of ${got.cells[0]?.length} cells; want ${H} of ${T * S}\n` + bad.slice(0, 5).join("\n"));
         const said = words[`${name} ${args.join(" ")}`];
         if (said && w.name === "1280")

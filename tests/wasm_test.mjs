@@ -9,8 +9,8 @@
 // runs three ways: natively (build/bin), under node's own node:wasi, and under
 // the book's layer (tools/site/wasi.mjs, what the page runs). Stdout, stderr,
 // the exit status and every dumped file must be byte-identical across the
-// three, and what the layer streams to onWrite as it is written adds up to what
-// it returns. A trainer (a program whose --help lists --steps) trains 20 steps.
+// three (but for the C library's differences named in LIBM below), and what the
+// layer streams to onWrite as it is written adds up to what it returns. A trainer (a program whose --help lists --steps) trains 20 steps.
 // TAP on stdout.
 
 import { spawnSync } from "node:child_process";
@@ -86,6 +86,43 @@ function differences(a, b) {
   return d;
 }
 
+// The differences that are named, not bugs: the C library's. wasi-libc's sinf (musl's)
+// and glibc's differ in the last bit on a few arguments (sinf(34.0f): 0x3f0771f6
+// natively, 0x3f0771f7 in WebAssembly); a program that turns by its positions and then
+// trains carries that bit into every weight. For these, the two WebAssembly runs (node's
+// WASI and the page's layer) must agree byte for byte, and the native run agree with them
+// in everything but the numbers, each within NEAR (relative, or absolute below 1).
+const LIBM = {
+  rope_induction: "sinf of wasi-libc and of glibc differ in the last bit on a few angles, and training carries it into every weight",
+};
+const NEAR = 1e-3;
+const near = (x, y) => Math.abs(x - y) <= NEAR * Math.max(1, Math.abs(x), Math.abs(y)) || (isNaN(x) && isNaN(y));
+// Where a native and a WebAssembly run differ beyond the numbers' last bits (empty when they do not).
+function farther(a, b) {
+  const d = [];
+  const num = /-?\d+(?:\.\d+)?(?:e[-+]?\d+)?/g;
+  for (const k of ["stdout", "stderr"]) {
+    const ta = String(a[k]).split(num), tb = String(b[k]).split(num);
+    const na = String(a[k]).match(num) || [], nb = String(b[k]).match(num) || [];
+    if (ta.join("|") !== tb.join("|") || na.length !== nb.length) d.push(`${k}: the text differs, not only its numbers`);
+    else na.forEach((x, i) => { if (!near(+x, +nb[i])) d.push(`${k}: ${x} natively, ${nb[i]} in WebAssembly`); });
+  }
+  if (a.status !== b.status) d.push(`status: ${a.status} natively, ${b.status} in WebAssembly`);
+  const names = new Set([...Object.keys(a.files), ...Object.keys(b.files)]);
+  for (const f of names) {
+    const fa = a.files[f], fb = b.files[f];
+    if (!fa || !fb) { d.push(`${f}: written by one run only`); continue; }
+    const start = fa[6] === 1 ? 10 + fa.readUInt16LE(8) : 12 + fa.readUInt32LE(8);
+    if (!f.endsWith(".npy") || fa.length !== fb.length || !fa.subarray(0, start).equals(fb.subarray(0, start))) {
+      if (!fa.equals(fb)) d.push(`${f}: the header or the length differs`);
+      continue;
+    }
+    for (let i = start; i + 4 <= fa.length; i += 4)
+      if (!near(fa.readFloatLE(i), fb.readFloatLE(i))) { d.push(`${f}: float ${(i - start) / 4} is ${fa.readFloatLE(i)} natively, ${fb.readFloatLE(i)} in WebAssembly`); break; }
+  }
+  return d;
+}
+
 console.log("TAP version 13");
 const started = Date.now();
 for (const name of programs) {
@@ -114,6 +151,14 @@ for (const name of programs) {
     const ours = await runOurs(module, name, args);
     const what = `${name} ${args.join(" ")}`.trim();
     const files = Object.keys(native.files).length;
+    if (LIBM[name] && differences(native, nodeWasi).length) {
+      ok(differences(nodeWasi, ours).length === 0, `${what}: the page's WASI layer prints and dumps what node:wasi does, byte for byte`,
+         ...differences(nodeWasi, ours));
+      ok(farther(native, nodeWasi).length === 0, `${what}: and the native program's text and files, every number within ${NEAR}`,
+         ...farther(native, nodeWasi));
+      console.log(`# ${what}: not the native bytes, for a named reason: ${LIBM[name]}`);
+      continue;
+    }
     ok(differences(native, nodeWasi).length === 0, `${what}: node:wasi prints and dumps what the native program does (${files} files)`,
        ...differences(native, nodeWasi));
     ok(differences(native, ours).length === 0, `${what}: the page's WASI layer prints and dumps the same`,
