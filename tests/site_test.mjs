@@ -202,6 +202,9 @@ async function unfold(page) {
       problems.push(`${label} cannot be tapped: ${oneLine(e.message)}`);
       return;
     }
+    // what the reader sees once the tap is answered: the details' toggle event (which
+    // brings the page's own entry into the window) runs after the click, in a task of its own
+    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0))));
     const shown = await page.evaluate((which) => {
       const links = [...document.querySelectorAll(`.phone-nav .${which} a`)];
       const a = document.querySelector(`.phone-nav .${which} li.current > a`) || links.find((l) => l.getClientRects().length);
