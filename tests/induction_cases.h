@@ -51,4 +51,12 @@ static inline int written(const float *a, long n) {
     return 0;
 }
 
+/* Where the trained models are: $ABH_MODELS/NAME, or build/induction/NAME (the model
+ * tests of chapters 12 and 13). */
+static inline const char *model_dir(char *dir, size_t n, const char *name) {
+    const char *top = getenv("ABH_MODELS");
+    snprintf(dir, n, "%s/%s", top && *top ? top : "build/induction", name);
+    return dir;
+}
+
 #endif

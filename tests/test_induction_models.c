@@ -15,12 +15,6 @@
 #include "induction_cases.h"
 /* ---- the trained models ------------------------------------------------------------------ */
 
-/* $ABH_MODELS/NAME, or build/induction/NAME. */
-static const char *model_dir(char *dir, size_t n, const char *name) {
-    const char *top = getenv("ABH_MODELS");
-    snprintf(dir, n, "%s/%s", top && *top ? top : "build/induction", name);
-    return dir;
-}
 
 /* Read up to n - 1 bytes of path into buf (its end, if longer); "" if it cannot be read. */
 static void read_tail(const char *path, char *buf, size_t n) {
